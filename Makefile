@@ -1,0 +1,66 @@
+# The two commands a newcomer needs are `make demo` and `make test`; both install what they need.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: install demo test check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## demo: run the whole system on embedded defaults (Ctrl-C stops everything it started)
+demo: install
+	$(BIN)/fleet demo
+
+## test: every check CI runs, then the whole test suite
+test: install check pytest
+
+check: lint typecheck imports proto-lint proto-breaking check-gen
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+imports: install
+	$(BIN)/lint-imports
+
+proto-lint: install
+	$(BIN)/buf lint
+	$(BIN)/buf format --diff --exit-code proto
+
+## proto-breaking: FILE-level breaking changes against the released contract (proto/baseline.binpb)
+proto-breaking: install
+	$(BIN)/buf breaking --against proto/baseline.binpb
+
+## proto-baseline: deliberately accept the current contract as the released one
+proto-baseline: install
+	$(BIN)/buf build -o proto/baseline.binpb
+
+## generate: regenerate gen/ from proto/ (offline)
+generate: install
+	$(BIN)/buf generate
+
+## check-gen: fail when gen/ is not exactly what the protos produce
+check-gen: install
+	scripts/check-gen
+
+pytest: install
+	scripts/test
+
+## bench: the benchmark table of bench/ (not part of make test)
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .fleet .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""The database side of fleet inventory: roles, migrations, the embedded server and the fleet seed."""

@@ -1,0 +1,131 @@
+"""Roles and migrations: the only code that changes the database's shape.
+
+Roles are cluster-wide, so they are created by `apply_roles()` in a step of their own (idempotent,
+`db/roles.sql`). Migrations are the numbered files `db/migrations/NNNN_name.sql`, applied in order,
+each once, each in its own transaction, under a session advisory lock (two migrators at once take
+turns; the second finds nothing to do), recorded in `fleet_meta.schema_migrations`. Objects are
+created as `fun_owner`, so that role owns everything. After each file the version is also written
+into the comment of schema `tenant`, where every role can read it without any table grant
+(`services.common.db.schema_version`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+logger = logging.getLogger(__name__)
+
+DB_DIR = Path(__file__).resolve().parent
+MIGRATIONS_DIR = DB_DIR / "migrations"
+ROLES_FILE = DB_DIR / "roles.sql"
+
+# pg_advisory_lock key: the bytes of "fleetmig" read as a signed 64-bit integer.
+ADVISORY_LOCK_KEY = int.from_bytes(b"fleetmig", "big", signed=True)
+_FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
+
+
+class MigrationError(RuntimeError):
+    """The migrations on disk or in the database are not in a state this code can continue from."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    path: Path
+
+    @property
+    def checksum(self) -> str:
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
+def available() -> list[Migration]:
+    """Every migration file, in version order; gaps and duplicates are an error."""
+    found: list[Migration] = []
+    for path in sorted(MIGRATIONS_DIR.glob("*.sql")):
+        match = _FILE.match(path.name)
+        if not match:
+            raise MigrationError(f"{path.name}: migration files are named NNNN_name.sql")
+        found.append(Migration(int(match.group(1)), match.group(2), path))
+    for expected, migration in enumerate(found, start=1):
+        if migration.version != expected:
+            raise MigrationError(f"{migration.path.name}: expected version {expected}")
+    return found
+
+
+def latest_version() -> int:
+    migrations = available()
+    return migrations[-1].version if migrations else 0
+
+
+def apply_roles(conn: psycopg.Connection[Any]) -> None:
+    """Create the cluster-wide roles if missing (safe to run any number of times)."""
+    conn.execute(ROLES_FILE.read_text())
+
+
+def applied_versions(conn: psycopg.Connection[Any]) -> dict[int, str]:
+    """Applied versions with their checksums; empty before the first migration."""
+    exists = conn.execute("SELECT to_regclass('fleet_meta.schema_migrations') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return {}
+    rows = conn.execute("SELECT version, checksum FROM fleet_meta.schema_migrations").fetchall()
+    return {int(version): str(checksum) for version, checksum in rows}
+
+
+def migrate(dsn: str, *, target: int | None = None) -> list[int]:
+    """Apply pending migrations up to `target` (default: all); return the versions applied now."""
+    applied_now: list[int] = []
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", [ADVISORY_LOCK_KEY])
+        try:
+            with conn.transaction():
+                conn.execute("CREATE SCHEMA IF NOT EXISTS fleet_meta AUTHORIZATION fun_owner")
+                conn.execute(
+                    """
+                    CREATE TABLE IF NOT EXISTS fleet_meta.schema_migrations (
+                        version integer PRIMARY KEY,
+                        name text NOT NULL,
+                        checksum text NOT NULL,
+                        applied timestamptz NOT NULL DEFAULT now()
+                    )
+                    """
+                )
+                conn.execute("ALTER TABLE fleet_meta.schema_migrations OWNER TO fun_owner")
+                dbname = conn.info.dbname
+                conn.execute(sql.SQL("GRANT CREATE ON DATABASE {} TO fun_owner").format(sql.Identifier(dbname)))
+            done = applied_versions(conn)
+            for migration in available():
+                if target is not None and migration.version > target:
+                    break
+                if migration.version in done:
+                    if done[migration.version] != migration.checksum:
+                        raise MigrationError(
+                            f"{migration.path.name} changed after it was applied; add a new migration instead"
+                        )
+                    continue
+                with conn.transaction():
+                    conn.execute("SET LOCAL lock_timeout = '10s'")
+                    conn.execute("SET LOCAL ROLE fun_owner")
+                    conn.execute(migration.path.read_text())
+                    conn.execute(
+                        "INSERT INTO fleet_meta.schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
+                        [migration.version, migration.name, migration.checksum],
+                    )
+                    conn.execute(
+                        sql.SQL("COMMENT ON SCHEMA tenant IS {}").format(
+                            sql.Literal(f"fleet inventory tenant model, schema version {migration.version}")
+                        )
+                    )
+                logger.info("applied migration %s", migration.path.name)
+                applied_now.append(migration.version)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_LOCK_KEY])
+    return applied_now

@@ -1,0 +1,26 @@
+-- The cluster-wide roles of fleet inventory (DESIGN.md §3). Idempotent: run it any number of times.
+-- Privileges are granted by the migrations, per table; here the roles only come to exist.
+-- Passwords are not set here: production sets them (or certificate auth) out of band.
+DO $roles$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT * FROM (VALUES
+            ('fun_owner', false),                -- owns every object; nobody logs in as it
+            ('fun_platform_public_api', true),   -- may only EXECUTE tenant.platform_overview()
+            ('fun_platform_admin_api', true),    -- reads everything, writes nothing
+            ('fun_cluster_worker', true),        -- writes snapshots, heartbeats, shoots, findings, ledger
+            ('fun_fundament_api', true)          -- a tenant-scoped role; proves the boundary holds
+        ) AS t(name, login)
+    LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r.name) THEN
+            IF r.login THEN
+                EXECUTE format('CREATE ROLE %I LOGIN NOINHERIT', r.name);
+            ELSE
+                EXECUTE format('CREATE ROLE %I NOLOGIN', r.name);
+            END IF;
+        END IF;
+    END LOOP;
+END
+$roles$;

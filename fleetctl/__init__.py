@@ -1,0 +1,1 @@
+"""`fleet`: the operator's command for the database, tokens and the demo."""

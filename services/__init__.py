@@ -1,0 +1,1 @@
+"""The two APIs of fleet inventory and what they share (`services.common`)."""

@@ -1,0 +1,1 @@
+"""What both APIs (and the collector) share: settings, database access, errors, serving, logging."""

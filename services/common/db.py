@@ -1,0 +1,102 @@
+"""PostgreSQL access shared by every process: the pool, the named-query loader and the schema check.
+
+SQL lives in `.sql` files beside the code that runs it, as named blocks:
+
+    -- name: list_clusters
+    -- Called by FleetApi.list_clusters: one page of clusters after a keyset position.
+    SELECT ...
+
+`load_queries()` reads such a file once; each `queries.py` wraps each block in one typed function.
+Placeholders are named (`%(cluster_id)s`); nothing is ever assembled from user input.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, LiteralString
+
+import psycopg
+from psycopg.rows import tuple_row
+from psycopg_pool import AsyncConnectionPool
+
+from services.common.errors import Unavailable
+from services.common.settings import DatabaseSettings
+
+# The schema version this code needs; services refuse to start against an older one. Kept in step
+# with the newest file in db/migrations by a test.
+SCHEMA_VERSION = 1
+
+_NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One named SQL block."""
+
+    name: str
+    sql: LiteralString
+
+
+def load_queries(path: Path) -> dict[str, Query]:
+    """Parse a `.sql` file of `-- name: x` blocks into queries by name."""
+    text = path.read_text()
+    marks = list(_NAME.finditer(text))
+    if not marks:
+        raise ValueError(f"{path}: no '-- name:' blocks")
+    queries: dict[str, Query] = {}
+    for i, mark in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
+        body = text[mark.end() : end].strip()
+        if mark.group(1) in queries:
+            raise ValueError(f"{path}: query {mark.group(1)!r} defined twice")
+        # The text comes from our own files, never from a caller, so it is as literal as SQL gets.
+        queries[mark.group(1)] = Query(mark.group(1), body)
+    return queries
+
+
+def make_pool(settings: DatabaseSettings, *, application_name: str) -> AsyncConnectionPool:
+    """The process's one pool, closed until the caller opens it (`await pool.open(wait=True)`)."""
+    return AsyncConnectionPool(
+        settings.url,
+        min_size=settings.pool_min,
+        max_size=settings.pool_max,
+        open=False,
+        timeout=settings.connect_timeout_seconds,
+        check=AsyncConnectionPool.check_connection,
+        kwargs={
+            "application_name": application_name,
+            "connect_timeout": max(1, round(settings.connect_timeout_seconds)),
+            "options": f"-c statement_timeout={settings.statement_timeout_ms}",
+            "autocommit": False,
+        },
+        name=application_name,
+    )
+
+
+async def schema_version(conn: psycopg.AsyncConnection[Any]) -> int:
+    """The schema version the migrations recorded, read from the catalog (every role can read it).
+
+    The migrator writes it into the comment of schema `tenant`, because the public role may read
+    no table at all, not even a version table.
+    """
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(
+            "SELECT obj_description(oid, 'pg_namespace') FROM pg_catalog.pg_namespace WHERE nspname = 'tenant'"
+        )
+        row = await cur.fetchone()
+    comment = row[0] if row else None
+    match = re.search(r"schema version (\d+)", comment or "")
+    return int(match.group(1)) if match else 0
+
+
+async def require_schema(pool: AsyncConnectionPool, needed: int = SCHEMA_VERSION) -> int:
+    """Raise `Unavailable` with a clear message when the database's schema is older than `needed`."""
+    async with pool.connection() as conn:
+        found = await schema_version(conn)
+    if found < needed:
+        raise Unavailable(
+            f"database schema is at version {found}, this release needs {needed}: run `fleet db migrate` first"
+        )
+    return found

@@ -1,0 +1,70 @@
+"""The errors an RPC may end with, and the one place they become status codes.
+
+    FleetError                 anything an RPC raises on purpose
+     ├── NotFound              NOT_FOUND: an id that names nothing (visible to this caller)
+     ├── InvalidArgument       INVALID_ARGUMENT: a bad request field or page token
+     ├── Unauthenticated       UNAUTHENTICATED: a missing or bad credential
+     └── Unavailable           UNAVAILABLE: the database is unreachable or too slow
+
+`map_errors()` is used by the request stack shared by Connect and gRPC (`serving.py`), so both
+protocols answer the same code for the same failure. Database failures (`psycopg.OperationalError`,
+which covers `QueryCanceled`, and `psycopg_pool.PoolTimeout`) and timeouts become UNAVAILABLE;
+anything unexpected becomes a bare INTERNAL. Messages never carry SQL or stack traces: the cause is
+logged once, here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import psycopg
+import psycopg_pool
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+
+logger = logging.getLogger(__name__)
+
+
+class FleetError(Exception):
+    """An error an RPC raises on purpose; its message is safe to show the caller."""
+
+    code: Code = Code.INTERNAL
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NotFound(FleetError):
+    code = Code.NOT_FOUND
+
+
+class InvalidArgument(FleetError):
+    code = Code.INVALID_ARGUMENT
+
+
+class Unauthenticated(FleetError):
+    code = Code.UNAUTHENTICATED
+
+
+class Unavailable(FleetError):
+    code = Code.UNAVAILABLE
+
+
+@contextmanager
+def map_errors(procedure: str) -> Iterator[None]:
+    """Turn whatever the block raises into a `ConnectError` with the right code and a safe message."""
+    try:
+        yield
+    except ConnectError:
+        raise
+    except FleetError as e:
+        raise ConnectError(e.code, e.message) from e
+    except (psycopg_pool.PoolTimeout, psycopg.OperationalError, TimeoutError) as e:
+        logger.warning("database unavailable", extra={"procedure": procedure, "cause": type(e).__name__})
+        raise ConnectError(Code.UNAVAILABLE, "the database is unavailable, try again later") from e
+    except Exception as e:
+        logger.exception("internal error", extra={"procedure": procedure})
+        raise ConnectError(Code.INTERNAL, "internal error") from e

@@ -1,0 +1,1 @@
+"""platform-admin-api: the staff fleet view (fleet.v1)."""

@@ -1,0 +1,1 @@
+"""platform-public-api: the anonymous overview (overview.v1)."""

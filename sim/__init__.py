@@ -1,0 +1,1 @@
+"""fleet-sim: a simulated Gardener landscape speaking the Kubernetes API (DESIGN.md §10)."""

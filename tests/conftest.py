@@ -1,0 +1,3 @@
+"""Fixture modules are plugins (psycopg's `fix_*.py` style), not one giant conftest."""
+
+pytest_plugins = ["tests.fixtures.postgres"]
