@@ -1,0 +1,128 @@
+"""The fleet description shared by the database seed and the simulator (`fleet-sim`).
+
+Plain frozen dataclasses, no I/O. The database side writes organizations, clusters, node pools,
+projects, namespaces and sync states; the simulator serves one shoot per `ShootSpec`, with nodes per
+node pool and pods per namespace derived deterministically from the same rows. Drift is planted on
+purpose through `ShootSpec` fields that disagree with the database (a shoot with no cluster, a shoot
+of a deleted cluster, a version or organization label that differs, a cluster without a shoot).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from uuid import UUID
+
+# The fixed id of the platform's own organization (seeded by the migrations, never a tenant).
+SYSTEM_ORGANIZATION_ID = UUID("00000000-0000-0000-0000-000000000001")
+
+
+@dataclass(frozen=True, slots=True)
+class OrganizationSpec:
+    id: UUID
+    name: str
+    alias: str
+    listed_publicly: bool
+    created: datetime
+    deleted: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SyncSpec:
+    """A `tenant.cluster_sync_state` row (what the provisioning side last recorded)."""
+
+    sync_status: str  # pending | retrying | completed | failed
+    # pending | progressing | ready | unhealthy | error | missing | hibernating | hibernated | deleting | deleted
+    shoot_status: str
+    shoot_operation: str | None  # create | reconcile | delete | migrate | restore
+    first_completed: datetime | None
+    sync_updated: datetime
+    shoot_status_changed: datetime
+    sync_attempts: int = 1
+    sync_error: str | None = None
+    shoot_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterSpec:
+    id: UUID
+    organization_id: UUID
+    name: str
+    region: str
+    kubernetes_version: str
+    created: datetime
+    deleted: datetime | None = None
+    sync: SyncSpec | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NodePoolSpec:
+    id: UUID
+    cluster_id: UUID
+    name: str
+    machine_type: str
+    autoscale_min: int
+    autoscale_max: int
+    created: datetime
+    deleted: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectSpec:
+    id: UUID
+    cluster_id: UUID
+    name: str
+    alias: str
+    created: datetime
+    deleted: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceSpec:
+    id: UUID
+    project_id: UUID
+    name: str
+    created: datetime
+    deleted: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShootSpec:
+    """One shoot in the simulated garden.
+
+    `cluster_label` and `organization_label` are the raw values of the labels
+    `fundament.io/cluster-id` and `fundament.io/organization-id`: normally the cluster's ids, but a
+    planted drift may make them point nowhere, at a deleted cluster, or at another organization (and
+    `cluster_label` may even be a string that is not a UUID).
+    """
+
+    uid: UUID
+    name: str
+    project: str  # the Gardener project; the shoot lives in namespace `garden-<project>`
+    cluster_label: str
+    organization_label: str
+    kubernetes_version: str
+    region: str
+    created: datetime
+    hibernated: bool = False
+    last_operation: str = "Reconcile"  # Create | Reconcile | Delete | Migrate | Restore
+    last_operation_state: str = "Succeeded"  # Processing | Succeeded | Error | Failed | Pending | Aborted
+    has_certificates_crd: bool = True
+
+    @property
+    def namespace(self) -> str:
+        return f"garden-{self.project}"
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    """A whole platform: the database's rows and the garden's shoots."""
+
+    seed: int
+    organizations: tuple[OrganizationSpec, ...] = ()
+    clusters: tuple[ClusterSpec, ...] = ()
+    node_pools: tuple[NodePoolSpec, ...] = ()
+    projects: tuple[ProjectSpec, ...] = ()
+    namespaces: tuple[NamespaceSpec, ...] = ()
+    shoots: tuple[ShootSpec, ...] = ()
+    notes: dict[str, str] = field(default_factory=dict)  # what was planted where, for people and tests
