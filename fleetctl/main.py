@@ -1,16 +1,40 @@
-"""Entry point of `fleet`: database, token and demo tasks. (Filled in by its issue.)"""
+"""Entry point of `fleet`: the operator's command for the database, tokens and the demo.
+
+Each area is one module with a `register(subcommands)` function that adds its subcommand and sets
+`handler` on it; the list below is the whole registry, kept explicit rather than filled by imports.
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from collections.abc import Callable
+
+from fleetctl import db, demo, token
+
+Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
+
+COMMANDS: tuple[Register, ...] = (db.register, token.register, demo.register)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fleet", description="Operate fleet inventory: database, tokens, demo.")
+    subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for register in COMMANDS:
+        register(subcommands)
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fleet", description="database, token and demo tasks")
-    parser.parse_args(argv)
-    parser.print_usage(sys.stderr)
-    return 2
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    return handler(args)
 
 
 if __name__ == "__main__":
