@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Callable
 
@@ -20,6 +21,8 @@ COMMANDS: tuple[Register, ...] = (db.register, token.register, demo.register)
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fleet", description="Operate fleet inventory: database, tokens, demo.")
+    # Subcommands read their environment from here (`args.environ`): only main.py touches os.environ.
+    parser.set_defaults(environ=os.environ)
     subcommands = parser.add_subparsers(dest="command", metavar="COMMAND")
     for register in COMMANDS:
         register(subcommands)
