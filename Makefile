@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo test check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean
+.PHONY: tools install demo test check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,8 +55,12 @@ generate: install
 check-gen: install
 	scripts/check-gen
 
-pytest: install
+pytest: install tools
 	scripts/test
+
+## tools: test tools that come from outside PyPI (helm, for the chart tests); best effort
+tools:
+	scripts/fetch-helm
 
 ## bench: the benchmark table of bench/ (not part of make test)
 bench: install
