@@ -1,10 +1,13 @@
 -- The cluster-wide roles of fleet inventory (DESIGN.md §3). Idempotent: run it any number of times.
 -- Privileges are granted by the migrations, per table; here the roles only come to exist.
 -- Passwords are not set here: production sets them (or certificate auth) out of band.
+-- Two runs at once (two migrators, two test sessions on one server) take turns on a transaction-level
+-- advisory lock; each query in the block takes a fresh snapshot, so the second sees the first's roles.
 DO $roles$
 DECLARE
     r record;
 BEGIN
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('fleet inventory roles'));
     FOR r IN
         SELECT * FROM (VALUES
             ('fun_owner', false),                -- owns every object; nobody logs in as it
