@@ -56,8 +56,14 @@ def load_queries(path: Path) -> dict[str, Query]:
     return queries
 
 
-def make_pool(settings: DatabaseSettings, *, application_name: str) -> AsyncConnectionPool:
-    """The process's one pool, closed until the caller opens it (`await pool.open(wait=True)`)."""
+def make_pool(
+    settings: DatabaseSettings, *, application_name: str, reconnect_timeout_seconds: float = 300.0
+) -> AsyncConnectionPool:
+    """The process's one pool, closed until the caller opens it (`await pool.open(wait=True)`).
+
+    `reconnect_timeout_seconds` bounds how long the pool retries a lost connection in the background
+    (psycopg's default: 5 minutes); 0 gives up at once and lets the next caller's request reconnect.
+    """
     return AsyncConnectionPool(
         settings.url,
         min_size=settings.pool_min,
@@ -72,6 +78,7 @@ def make_pool(settings: DatabaseSettings, *, application_name: str) -> AsyncConn
             "autocommit": False,
         },
         name=application_name,
+        reconnect_timeout=reconnect_timeout_seconds,
     )
 
 
