@@ -61,7 +61,7 @@ def test_cluster_status_twin_agrees_on_every_combination(database: TestDatabase)
 
 
 def test_attention_and_updating_twins_agree(database: TestDatabase) -> None:
-    statuses = [None, *(status.value for status in ClusterStatus)]
+    statuses: list[str | None] = [None, *(status.value for status in ClusterStatus)]
     with psycopg.connect(database.dsn(ROLE)) as conn:
         rows = conn.execute(
             """
@@ -71,9 +71,9 @@ def test_attention_and_updating_twins_agree(database: TestDatabase) -> None:
             [statuses],
         ).fetchall()
     assert rows[0] == (False, False)  # NULL status: neither, never NULL
-    for status, (attention, updating) in zip(statuses[1:], rows[1:], strict=True):
-        assert attention is needs_attention(ClusterStatus(status)), status
-        assert updating is is_updating(ClusterStatus(status)), status
+    for status, (attention, updating) in zip(ClusterStatus, rows[1:], strict=True):
+        assert attention is needs_attention(status), status
+        assert updating is is_updating(status), status
 
 
 def test_ready_twin_agrees_on_every_combination(database: TestDatabase) -> None:
