@@ -1,0 +1,349 @@
+"""The drift rules: which disagreements between the database and Gardener exist right now (DESIGN.md §9).
+
+Pure functions over typed inputs, no I/O. On one side sit the shoots reconcile listed from the garden
+(`ShootObservation`), on the other the cluster rows it read in the same pass (`ClusterFacts`); the
+rules return the findings that hold at this moment. What happens to them next (opened, kept open,
+resolved) is the store's business (`reconcile_store.py`), decided in SQL against the open rows.
+
+The five kinds are an explicit registry (`KINDS`), each with its subject and its rule. Every finding's
+`details` says what was expected and what was observed, so a reader needs no second query to see
+why it exists. Cluster readiness and "updating" come from `services.common.clusterstatus`, the one
+definition of DESIGN.md §4.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, TypeAlias
+from uuid import UUID
+
+from services.common.clusterstatus import cluster_status, is_ready, is_updating
+
+JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
+
+CLUSTER_ID_LABEL = "fundament.io/cluster-id"
+ORGANIZATION_ID_LABEL = "fundament.io/organization-id"
+
+# major.minor, an optional patch, an optional pre-release or build suffix; a leading "v" is tolerated.
+_VERSION = re.compile(r"^v?(?P<major>\d+)\.(?P<minor>\d+)(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?$")
+
+
+def parse_uuid(text: str | None) -> UUID | None:
+    """`text` as a UUID, or None when it is absent or not one (a label may hold anything)."""
+    if text is None:
+        return None
+    try:
+        return uuid.UUID(text.strip())
+    except ValueError:
+        return None
+
+
+def minor_version(version: str | None) -> str | None:
+    """The `major.minor` of a Kubernetes version (`1.31.4` -> `1.31`), or None when it does not parse."""
+    if version is None:
+        return None
+    match = _VERSION.match(version.strip())
+    if match is None:
+        return None
+    return f"{int(match['major'])}.{int(match['minor'])}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShootObservation:
+    """One shoot as the garden listed it: what reconcile mirrors into `tenant.gardener_shoots`."""
+
+    uid: UUID
+    name: str
+    namespace: str
+    cluster_label: str
+    """The raw value of label fundament.io/cluster-id (listing selects on it, so it is always there)."""
+    organization_label: str | None
+    """The raw value of label fundament.io/organization-id; None when the shoot lacks the label."""
+    kubernetes_version: str
+    """spec.kubernetes.version verbatim; '' when the shoot has none."""
+    region: str
+    """spec.region verbatim; '' when the shoot has none."""
+    created: datetime
+    cluster_id: UUID | None = field(init=False)
+    """The cluster label parsed as a UUID; None when it is not one."""
+    organization_id: UUID | None = field(init=False)
+    """The organization label parsed as a UUID; None when absent or not one."""
+
+    def __post_init__(self) -> None:
+        # Parsed once here so the rules and the store agree on what "the cluster id" of a shoot is.
+        object.__setattr__(self, "cluster_id", parse_uuid(self.cluster_label))
+        object.__setattr__(self, "organization_id", parse_uuid(self.organization_label))
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterFacts:
+    """What the rules need to know of one cluster row: the cluster, its organization and its sync state."""
+
+    id: UUID
+    organization_id: UUID
+    kubernetes_version: str
+    deleted: datetime | None
+    organization_deleted: datetime | None
+    has_sync_state: bool
+    sync_status: str | None
+    shoot_status: str | None
+    shoot_operation: str | None
+    first_completed: datetime | None
+
+    @property
+    def latest_sync_completed(self) -> bool:
+        return self.has_sync_state and self.sync_status == "completed"
+
+    @property
+    def ever_synced(self) -> bool:
+        return self.first_completed is not None
+
+    @property
+    def ready(self) -> bool:
+        """DESIGN.md §4 "Ready": a live cluster of a live, non-system organization, shoot ready or unhealthy."""
+        return is_ready(
+            cluster_deleted=self.deleted is not None,
+            organization_deleted=self.organization_deleted is not None,
+            organization_id=self.organization_id,
+            shoot_status=self.shoot_status,
+        )
+
+    @property
+    def updating(self) -> bool:
+        """DESIGN.md §4 "Updating": status STARTING or UPGRADING."""
+        status = cluster_status(
+            deleted=self.deleted is not None,
+            sync_status=self.sync_status if self.has_sync_state else None,
+            shoot_status=self.shoot_status,
+            shoot_operation=self.shoot_operation,
+            ever_completed=self.ever_synced,
+        )
+        return is_updating(status)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One disagreement that holds now; `(kind, subject)` names it across passes."""
+
+    kind: str
+    subject: str
+    cluster_id: UUID | None
+    shoot_uid: UUID | None
+    details: dict[str, JsonValue]
+
+
+class Observed:
+    """One pass's inputs, indexed for the rules: the listed shoots and the cluster rows read with them."""
+
+    __slots__ = ("clusters", "shoots", "shoots_by_cluster")
+
+    def __init__(self, shoots: Sequence[ShootObservation], clusters: Mapping[UUID, ClusterFacts]) -> None:
+        self.shoots = tuple(sorted(shoots, key=lambda s: s.uid))
+        self.clusters = clusters
+        by_cluster: dict[UUID, list[ShootObservation]] = {}
+        for shoot in self.shoots:
+            if shoot.cluster_id is not None:
+                by_cluster.setdefault(shoot.cluster_id, []).append(shoot)
+        self.shoots_by_cluster: Mapping[UUID, Sequence[ShootObservation]] = by_cluster
+
+    def duplicate_claims(self) -> dict[UUID, tuple[UUID, ...]]:
+        """Clusters claimed by more than one shoot, with the claiming shoots' uids."""
+        return {cid: tuple(s.uid for s in shoots) for cid, shoots in self.shoots_by_cluster.items() if len(shoots) > 1}
+
+
+def _shoot_ref(shoot: ShootObservation) -> dict[str, JsonValue]:
+    return {"uid": str(shoot.uid), "namespace": shoot.namespace, "name": shoot.name}
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def orphan_shoots(world: Observed) -> Iterator[Finding]:
+    """A shoot whose cluster id matches no cluster row at all, or is not a UUID."""
+    for shoot in world.shoots:
+        if shoot.cluster_id is not None and shoot.cluster_id in world.clusters:
+            continue
+        reason = "the label is not a UUID" if shoot.cluster_id is None else "no cluster row has this id"
+        yield Finding(
+            kind="orphan_shoot",
+            subject=str(shoot.uid),
+            cluster_id=None,
+            shoot_uid=shoot.uid,
+            details={
+                "expected": {"cluster": f"a cluster row whose id is label {CLUSTER_ID_LABEL}"},
+                "observed": {"cluster_label": shoot.cluster_label, "cluster": None},
+                "reason": reason,
+                "shoot": _shoot_ref(shoot),
+            },
+        )
+
+
+def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
+    """A shoot that belongs to a deleted cluster."""
+    for shoot in world.shoots:
+        cluster = world.clusters.get(shoot.cluster_id) if shoot.cluster_id is not None else None
+        if cluster is None or cluster.deleted is None:
+            continue
+        yield Finding(
+            kind="shoot_of_deleted_cluster",
+            subject=str(shoot.uid),
+            cluster_id=cluster.id,
+            shoot_uid=shoot.uid,
+            details={
+                "expected": {"cluster_deleted": None},
+                "observed": {"cluster_deleted": _iso(cluster.deleted)},
+                "reason": "the shoot still exists although its cluster was deleted",
+                "shoot": _shoot_ref(shoot),
+            },
+        )
+
+
+def missing_shoots(world: Observed) -> Iterator[Finding]:
+    """A live cluster whose latest sync completed has no shoot."""
+    for cluster in sorted(world.clusters.values(), key=lambda c: c.id):
+        if cluster.deleted is not None or not cluster.latest_sync_completed:
+            continue
+        if world.shoots_by_cluster.get(cluster.id):
+            continue
+        yield Finding(
+            kind="missing_shoot",
+            subject=str(cluster.id),
+            cluster_id=cluster.id,
+            shoot_uid=None,
+            details={
+                "expected": {"shoots": f"at least one shoot labelled {CLUSTER_ID_LABEL}={cluster.id}"},
+                "observed": {"shoots": 0},
+                "reason": "the cluster's latest sync completed, but Gardener lists no shoot for it",
+                "sync_status": cluster.sync_status,
+                "shoot_status": cluster.shoot_status,
+            },
+        )
+
+
+def version_mismatches(world: Observed) -> Iterator[Finding]:
+    """A ready cluster that is not updating, whose latest sync completed, runs another minor version.
+
+    Only `major.minor` is compared (Gardener's maintenance moves patch versions on its own). A version
+    that does not parse on either side is reported in the details, unless both sides are the same text.
+    With several shoots claiming one cluster, every claimant is compared and all are shown.
+    """
+    for cluster in sorted(world.clusters.values(), key=lambda c: c.id):
+        shoots = world.shoots_by_cluster.get(cluster.id)
+        if not shoots or not cluster.latest_sync_completed or not cluster.ever_synced:
+            continue
+        if not cluster.ready or cluster.updating:
+            continue
+        expected_minor = minor_version(cluster.kubernetes_version)
+        observed: list[JsonValue] = []
+        disagreeing: list[ShootObservation] = []
+        problems: list[JsonValue] = []
+        if expected_minor is None:
+            problems.append(f"the database version {cluster.kubernetes_version!r} does not parse as major.minor")
+        for shoot in shoots:
+            observed_minor = minor_version(shoot.kubernetes_version)
+            observed.append(
+                {**_shoot_ref(shoot), "kubernetes_version": shoot.kubernetes_version, "minor": observed_minor}
+            )
+            if observed_minor is None:
+                problems.append(
+                    f"shoot {shoot.namespace}/{shoot.name} version {shoot.kubernetes_version!r}"
+                    " does not parse as major.minor"
+                )
+            agree = (
+                shoot.kubernetes_version.strip() == cluster.kubernetes_version.strip()
+                if expected_minor is None or observed_minor is None
+                else observed_minor == expected_minor
+            )
+            if not agree:
+                disagreeing.append(shoot)
+        if not disagreeing:
+            continue
+        details: dict[str, JsonValue] = {
+            "expected": {"kubernetes_version": cluster.kubernetes_version, "minor": expected_minor},
+            "observed": observed,
+            "reason": "the shoot runs another minor Kubernetes version than the database holds",
+        }
+        if problems:
+            details["unparseable"] = problems
+        yield Finding(
+            kind="version_mismatch",
+            subject=str(cluster.id),
+            cluster_id=cluster.id,
+            shoot_uid=disagreeing[0].uid,
+            details=details,
+        )
+
+
+def organization_mismatches(world: Observed) -> Iterator[Finding]:
+    """A shoot whose organization-id label names another organization than its cluster's (or none)."""
+    for shoot in world.shoots:
+        cluster = world.clusters.get(shoot.cluster_id) if shoot.cluster_id is not None else None
+        if cluster is None or shoot.organization_id == cluster.organization_id:
+            continue
+        if shoot.organization_label is None:
+            reason = "the shoot has no organization label"
+        elif shoot.organization_id is None:
+            reason = "the organization label is not a UUID"
+        else:
+            reason = "the organization label names another organization than the cluster's"
+        yield Finding(
+            kind="organization_mismatch",
+            subject=str(shoot.uid),
+            cluster_id=cluster.id,
+            shoot_uid=shoot.uid,
+            details={
+                "expected": {"organization_id": str(cluster.organization_id)},
+                "observed": {"organization_label": shoot.organization_label},
+                "reason": reason,
+                "shoot": _shoot_ref(shoot),
+            },
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DriftKind:
+    """One kind of finding: its id (as stored in drift_findings.kind), what its subject is, its rule."""
+
+    id: str
+    subject: Literal["shoot uid", "cluster id"]
+    summary: str
+    rule: Callable[[Observed], Iterator[Finding]]
+
+
+# The registry of DESIGN.md §9, in the table's order. The ids are the values the database's CHECK allows.
+KINDS: tuple[DriftKind, ...] = (
+    DriftKind(
+        "orphan_shoot", "shoot uid", "the shoot's cluster id matches no cluster row (or is not a UUID)", orphan_shoots
+    ),
+    DriftKind(
+        "shoot_of_deleted_cluster", "shoot uid", "the shoot belongs to a deleted cluster", shoots_of_deleted_clusters
+    ),
+    DriftKind("missing_shoot", "cluster id", "a live cluster whose latest sync completed has no shoot", missing_shoots),
+    DriftKind(
+        "version_mismatch",
+        "cluster id",
+        "a ready, not updating, synced cluster runs another minor version than the database holds",
+        version_mismatches,
+    ),
+    DriftKind(
+        "organization_mismatch",
+        "shoot uid",
+        "the shoot's organization label names another organization than its cluster's",
+        organization_mismatches,
+    ),
+)
+
+KIND_IDS: tuple[str, ...] = tuple(kind.id for kind in KINDS)
+
+
+def find_drift(world: Observed) -> list[Finding]:
+    """Every finding that holds for this pass's inputs, each `(kind, subject)` once."""
+    findings: list[Finding] = []
+    for kind in KINDS:
+        findings.extend(kind.rule(world))
+    return findings

@@ -1,0 +1,170 @@
+-- The SQL of one reconcile pass (DESIGN.md §9), run by collector/reconcile_store.py inside ONE
+-- transaction that ReconcileLoop.run_once opens after a complete shoot listing. Set-based on purpose:
+-- the listed shoots and the findings that hold now are COPied into temporary tables, then each step
+-- below is one statement over all of them, so a pass costs a handful of round trips at any fleet size.
+
+-- name: lock_pass
+-- Called first in every pass: one pass at a time (the loop and `cluster-worker reconcile --once` may
+-- overlap), held until the transaction ends.
+SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('fleet-inventory.reconcile'))
+
+-- name: create_listed_stage
+-- Called by stage_shoots: the shoots of this listing, dropped when the transaction ends.
+CREATE TEMPORARY TABLE reconcile_listed (
+    uid uuid PRIMARY KEY,
+    name text NOT NULL,
+    namespace text NOT NULL,
+    cluster_label text NOT NULL,
+    organization_label text,
+    cluster_id uuid,
+    organization_id uuid,
+    kubernetes_version text NOT NULL,
+    region text NOT NULL,
+    created timestamptz NOT NULL
+) ON COMMIT DROP
+
+-- name: copy_listed
+-- Called by stage_shoots: COPY target for the listed shoots.
+COPY pg_temp.reconcile_listed (
+    uid, name, namespace, cluster_label, organization_label, cluster_id, organization_id,
+    kubernetes_version, region, created
+) FROM STDIN
+
+-- name: analyze_listed
+-- Called by stage_shoots: temporary tables get no autovacuum statistics; the planner needs the row count.
+ANALYZE pg_temp.reconcile_listed
+
+-- name: read_clusters
+-- Called by read_clusters: every live cluster, plus the deleted ones a listed shoot still names, with
+-- their organization's deletion and their sync state; the inputs of the drift rules.
+SELECT c.id, c.organization_id, c.kubernetes_version, c.deleted, o.deleted AS organization_deleted,
+       s.cluster_id IS NOT NULL AS has_sync_state, s.sync_status, s.shoot_status, s.shoot_operation,
+       s.first_completed
+FROM tenant.clusters AS c
+JOIN tenant.organizations AS o ON o.id = c.organization_id
+LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+WHERE c.deleted IS NULL
+   OR c.id IN (SELECT l.cluster_id FROM pg_temp.reconcile_listed AS l WHERE l.cluster_id IS NOT NULL)
+
+-- name: refresh_known_shoots
+-- Called by store_shoots: known shoots listed again; last_seen moves, the observed fields follow the
+-- garden, and one that had dropped out of the listing is live again.
+WITH refreshed AS (
+    UPDATE tenant.gardener_shoots AS s
+    SET name = l.name,
+        namespace = l.namespace,
+        cluster_label = l.cluster_label,
+        organization_label = l.organization_label,
+        cluster_id = l.cluster_id,
+        organization_id = l.organization_id,
+        kubernetes_version = l.kubernetes_version,
+        region = l.region,
+        created = l.created,
+        -- GREATEST: a clock that stepped back must not break last_seen >= first_seen.
+        last_seen = GREATEST(%(now)s, s.last_seen),
+        deleted = NULL
+    FROM pg_temp.reconcile_listed AS l
+    WHERE s.uid = l.uid
+    RETURNING 1
+)
+SELECT count(*) FROM refreshed
+
+-- name: insert_new_shoots
+-- Called by store_shoots: shoots this mirror has never seen (a shoot re-created under the same name
+-- has a new uid, so it is a new row).
+WITH inserted AS (
+    INSERT INTO tenant.gardener_shoots (
+        uid, name, namespace, cluster_label, organization_label, cluster_id, organization_id,
+        kubernetes_version, region, created, first_seen, last_seen
+    )
+    SELECT l.uid, l.name, l.namespace, l.cluster_label, l.organization_label, l.cluster_id, l.organization_id,
+           l.kubernetes_version, l.region, l.created, %(now)s, %(now)s
+    FROM pg_temp.reconcile_listed AS l
+    WHERE NOT EXISTS (SELECT 1 FROM tenant.gardener_shoots AS s WHERE s.uid = l.uid)
+    ON CONFLICT (uid) DO NOTHING
+    RETURNING 1
+)
+SELECT count(*) FROM inserted
+
+-- name: soft_delete_unlisted_shoots
+-- Called by store_shoots: live shoots the listing no longer has; the row is kept with `deleted` set.
+WITH gone AS (
+    UPDATE tenant.gardener_shoots AS s
+    SET deleted = GREATEST(%(now)s, s.last_seen)
+    WHERE s.deleted IS NULL
+      AND NOT EXISTS (SELECT 1 FROM pg_temp.reconcile_listed AS l WHERE l.uid = s.uid)
+    RETURNING 1
+)
+SELECT count(*) FROM gone
+
+-- name: create_findings_stage
+-- Called by store_findings: the findings that hold in this pass, dropped when the transaction ends.
+CREATE TEMPORARY TABLE reconcile_findings (
+    kind text NOT NULL,
+    subject text NOT NULL,
+    cluster_id uuid,
+    shoot_uid uuid,
+    details jsonb NOT NULL,
+    PRIMARY KEY (kind, subject)
+) ON COMMIT DROP
+
+-- name: copy_findings
+-- Called by store_findings: COPY target for the findings that hold now.
+COPY pg_temp.reconcile_findings (kind, subject, cluster_id, shoot_uid, details) FROM STDIN
+
+-- name: resolve_unseen_findings
+-- Called by store_findings: open findings this pass no longer sees are resolved (never deleted).
+WITH resolved AS (
+    UPDATE tenant.drift_findings AS f
+    SET resolved = GREATEST(%(now)s, f.last_detected)
+    WHERE f.resolved IS NULL
+      AND NOT EXISTS (
+          SELECT 1 FROM pg_temp.reconcile_findings AS n WHERE n.kind = f.kind AND n.subject = f.subject
+      )
+    RETURNING f.kind
+)
+SELECT kind, count(*) FROM resolved GROUP BY kind
+
+-- name: move_seen_findings
+-- Called by store_findings: open findings seen again keep first_detected; last_detected moves and
+-- details show the latest observation.
+WITH moved AS (
+    UPDATE tenant.drift_findings AS f
+    SET last_detected = GREATEST(%(now)s, f.last_detected),
+        details = n.details,
+        cluster_id = n.cluster_id,
+        shoot_uid = n.shoot_uid
+    FROM pg_temp.reconcile_findings AS n
+    WHERE f.resolved IS NULL AND f.kind = n.kind AND f.subject = n.subject
+    RETURNING f.kind
+)
+SELECT kind, count(*) FROM moved GROUP BY kind
+
+-- name: open_new_findings
+-- Called by store_findings: findings with no open row become new rows (a recurrence after
+-- resolution too); the partial unique index keeps one open row per (kind, subject).
+WITH opened AS (
+    INSERT INTO tenant.drift_findings (kind, subject, cluster_id, shoot_uid, details, first_detected, last_detected)
+    SELECT n.kind, n.subject, n.cluster_id, n.shoot_uid, n.details, %(now)s, %(now)s
+    FROM pg_temp.reconcile_findings AS n
+    WHERE NOT EXISTS (
+        SELECT 1 FROM tenant.drift_findings AS f
+        WHERE f.resolved IS NULL AND f.kind = n.kind AND f.subject = n.subject
+    )
+    ON CONFLICT (kind, subject) WHERE resolved IS NULL DO NOTHING
+    RETURNING kind
+)
+SELECT kind, count(*) FROM opened GROUP BY kind
+
+-- name: record_heartbeat
+-- Called last in every stored pass: when reconcile last completed and at what interval (FUN-23 §7).
+INSERT INTO tenant.worker_heartbeats (loop, last_completed, interval_seconds, first_completed, details)
+VALUES ('reconcile', %(now)s, %(interval_seconds)s, %(now)s, %(details)s)
+ON CONFLICT (loop) DO UPDATE
+SET last_completed = EXCLUDED.last_completed,
+    interval_seconds = EXCLUDED.interval_seconds,
+    details = EXCLUDED.details
+
+-- name: count_open_findings
+-- Called after storing a pass: open findings per kind, for the summary and the metrics.
+SELECT kind, count(*) FROM tenant.drift_findings WHERE resolved IS NULL GROUP BY kind

@@ -1,0 +1,140 @@
+"""The reconcile pass's database side: one typed function per block of `reconcile.sql`.
+
+Each function takes the caller's connection and never opens a transaction of its own: the loop
+(`reconcile.py`) opens exactly one around a whole pass, after the garden was listed completely, so
+the mirror, the findings and the heartbeat change together or not at all. Rows go in by COPY into
+temporary tables and every step is one set-based statement over them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import orjson
+import psycopg
+from psycopg.rows import tuple_row
+from psycopg.types.json import Jsonb
+
+from collector.drift import ClusterFacts, Finding, JsonValue, ShootObservation
+from services.common.db import Query, load_queries
+
+_QUERIES = load_queries(Path(__file__).with_name("reconcile.sql"))
+
+
+def _q(name: str) -> Query:
+    return _QUERIES[name]
+
+
+@dataclass(frozen=True, slots=True)
+class ShootChanges:
+    """What storing one listing did to the mirror."""
+
+    new: int
+    refreshed: int
+    gone: int
+
+
+@dataclass(frozen=True, slots=True)
+class FindingChanges:
+    """What storing one pass's findings did, per kind."""
+
+    opened: Mapping[str, int]
+    still_open: Mapping[str, int]
+    resolved: Mapping[str, int]
+
+
+async def _scalar(conn: psycopg.AsyncConnection[Any], query: Query, params: Mapping[str, object]) -> int:
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(query.sql, params)
+        row = await cur.fetchone()
+    return int(row[0]) if row else 0
+
+
+async def _per_kind(conn: psycopg.AsyncConnection[Any], query: Query, params: Mapping[str, object]) -> dict[str, int]:
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(query.sql, params)
+        return {str(kind): int(count) for kind, count in await cur.fetchall()}
+
+
+async def lock_pass(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Wait until no other pass holds the reconcile lock; it is released when the transaction ends."""
+    await conn.execute(_q("lock_pass").sql)
+
+
+async def stage_shoots(conn: psycopg.AsyncConnection[Any], shoots: Iterable[ShootObservation]) -> None:
+    """Copy the listed shoots into this transaction's temporary table."""
+    await conn.execute(_q("create_listed_stage").sql)
+    async with conn.cursor() as cur, cur.copy(_q("copy_listed").sql) as copy:
+        for s in shoots:
+            await copy.write_row(
+                (
+                    s.uid,
+                    s.name,
+                    s.namespace,
+                    s.cluster_label,
+                    s.organization_label,
+                    s.cluster_id,
+                    s.organization_id,
+                    s.kubernetes_version,
+                    s.region,
+                    s.created,
+                )
+            )
+    await conn.execute(_q("analyze_listed").sql)
+
+
+async def read_clusters(conn: psycopg.AsyncConnection[Any]) -> dict[UUID, ClusterFacts]:
+    """Every live cluster and every deleted one a staged shoot names, by id (call after `stage_shoots`)."""
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(_q("read_clusters").sql)
+        rows = await cur.fetchall()
+    return {row[0]: ClusterFacts(*row) for row in rows}
+
+
+async def store_shoots(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> ShootChanges:
+    """Mirror the staged listing into tenant.gardener_shoots: refresh, insert, soft-delete the rest."""
+    params = {"now": now}
+    refreshed = await _scalar(conn, _q("refresh_known_shoots"), params)
+    new = await _scalar(conn, _q("insert_new_shoots"), params)
+    gone = await _scalar(conn, _q("soft_delete_unlisted_shoots"), params)
+    return ShootChanges(new=new, refreshed=refreshed, gone=gone)
+
+
+def _details_json(details: Mapping[str, JsonValue]) -> str:
+    return orjson.dumps(details, option=orjson.OPT_SORT_KEYS).decode()
+
+
+async def store_findings(
+    conn: psycopg.AsyncConnection[Any], findings: Sequence[Finding], *, now: datetime
+) -> FindingChanges:
+    """Resolve what is no longer seen, move what is seen again, open what is new (call after `store_shoots`)."""
+    await conn.execute(_q("create_findings_stage").sql)
+    async with conn.cursor() as cur, cur.copy(_q("copy_findings").sql) as copy:
+        for f in findings:
+            await copy.write_row((f.kind, f.subject, f.cluster_id, f.shoot_uid, _details_json(f.details)))
+    params = {"now": now}
+    resolved = await _per_kind(conn, _q("resolve_unseen_findings"), params)
+    still_open = await _per_kind(conn, _q("move_seen_findings"), params)
+    opened = await _per_kind(conn, _q("open_new_findings"), params)
+    return FindingChanges(opened=opened, still_open=still_open, resolved=resolved)
+
+
+async def record_heartbeat(
+    conn: psycopg.AsyncConnection[Any], *, now: datetime, interval_seconds: int, details: Mapping[str, JsonValue]
+) -> None:
+    """Record that reconcile completed a pass now, and at what interval it runs."""
+    await conn.execute(
+        _q("record_heartbeat").sql,
+        {"now": now, "interval_seconds": interval_seconds, "details": Jsonb(dict(details))},
+    )
+
+
+async def count_open_findings(conn: psycopg.AsyncConnection[Any]) -> Counter[str]:
+    """Open findings per kind."""
+    return Counter(await _per_kind(conn, _q("count_open_findings"), {}))

@@ -1,0 +1,382 @@
+"""The drift rules as tables, without I/O: each case is a small world and the findings it must produce."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from uuid import UUID, uuid4
+
+import pytest
+
+from collector.drift import (
+    KIND_IDS,
+    KINDS,
+    ClusterFacts,
+    Finding,
+    Observed,
+    ShootObservation,
+    find_drift,
+    minor_version,
+    parse_uuid,
+)
+from db.seed.model import SYSTEM_ORGANIZATION_ID
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+ORG = UUID("11111111-1111-4111-8111-111111111111")
+OTHER_ORG = UUID("22222222-2222-4222-8222-222222222222")
+CLUSTER = UUID("33333333-3333-4333-8333-333333333333")
+SHOOT = UUID("44444444-4444-4444-8444-444444444444")
+SHOOT_2 = UUID("55555555-5555-4555-8555-555555555555")
+
+
+def cluster(**changes: object) -> ClusterFacts:
+    """A running cluster: live, ready, latest sync completed, version 1.31.0."""
+    base = ClusterFacts(
+        id=CLUSTER,
+        organization_id=ORG,
+        kubernetes_version="1.31.0",
+        deleted=None,
+        organization_deleted=None,
+        has_sync_state=True,
+        sync_status="completed",
+        shoot_status="ready",
+        shoot_operation="reconcile",
+        first_completed=T0,
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def shoot(uid: UUID = SHOOT, **changes: object) -> ShootObservation:
+    """The shoot of `cluster()`, agreeing with it in every way."""
+    fields: dict[str, object] = {
+        "uid": uid,
+        "name": "acme-a1b",
+        "namespace": "garden-acme",
+        "cluster_label": str(CLUSTER),
+        "organization_label": str(ORG),
+        "kubernetes_version": "1.31.4",
+        "region": "eu-west-1",
+        "created": T0,
+    }
+    fields.update(changes)
+    return ShootObservation(**fields)  # type: ignore[arg-type]
+
+
+def kinds_of(shoots: list[ShootObservation], clusters: list[ClusterFacts]) -> list[tuple[str, str]]:
+    world = Observed(shoots, {c.id: c for c in clusters})
+    return sorted((f.kind, f.subject) for f in find_drift(world))
+
+
+def only(shoots: list[ShootObservation], clusters: list[ClusterFacts]) -> Finding:
+    findings = find_drift(Observed(shoots, {c.id: c for c in clusters}))
+    assert len(findings) == 1, findings
+    return findings[0]
+
+
+CASES: list[tuple[str, list[ShootObservation], list[ClusterFacts], list[tuple[str, str]]]] = [
+    ("agreeing shoot and cluster", [shoot()], [cluster()], []),
+    ("patch versions are not compared", [shoot(kubernetes_version="1.31.9")], [cluster(kubernetes_version="1.31")], []),
+    ("a leading v is tolerated", [shoot(kubernetes_version="v1.31.2")], [cluster(kubernetes_version="1.31.0")], []),
+    ("orphan: no cluster row", [shoot(cluster_label=str(uuid4()))], [], [("orphan_shoot", str(SHOOT))]),
+    ("orphan: label not a UUID", [shoot(cluster_label="acme-prod")], [], [("orphan_shoot", str(SHOOT))]),
+    ("orphan: empty label", [shoot(cluster_label="")], [], [("orphan_shoot", str(SHOOT))]),
+    (
+        "orphan beside a live cluster that also misses its shoot",
+        [shoot(cluster_label="nope")],
+        [cluster()],
+        [("missing_shoot", str(CLUSTER)), ("orphan_shoot", str(SHOOT))],
+    ),
+    (
+        "shoot of a deleted cluster",
+        [shoot()],
+        [cluster(deleted=T0, shoot_status="deleting")],
+        [("shoot_of_deleted_cluster", str(SHOOT))],
+    ),
+    ("missing shoot of a synced live cluster", [], [cluster()], [("missing_shoot", str(CLUSTER))]),
+    (
+        "missing shoot although the status poller already says missing",
+        [],
+        [cluster(shoot_status="missing")],
+        [("missing_shoot", str(CLUSTER))],
+    ),
+    ("no missing shoot: never synced (no sync state)", [], [cluster(has_sync_state=False, sync_status=None)], []),
+    ("no missing shoot: latest sync pending", [], [cluster(sync_status="pending")], []),
+    ("no missing shoot: latest sync retrying", [], [cluster(sync_status="retrying")], []),
+    ("no missing shoot: latest sync failed", [], [cluster(sync_status="failed")], []),
+    ("no missing shoot: deleted cluster", [], [cluster(deleted=T0, shoot_status="deleted")], []),
+    (
+        "version mismatch on the minor",
+        [shoot(kubernetes_version="1.30.8")],
+        [cluster()],
+        [("version_mismatch", str(CLUSTER))],
+    ),
+    (
+        "version mismatch on the major",
+        [shoot(kubernetes_version="2.31.0")],
+        [cluster()],
+        [("version_mismatch", str(CLUSTER))],
+    ),
+    (
+        "version mismatch of an unhealthy (ready, not updating) cluster",
+        [shoot(kubernetes_version="1.30.8")],
+        [cluster(shoot_status="unhealthy")],
+        [("version_mismatch", str(CLUSTER))],
+    ),
+    (
+        "no version finding: upgrading (sync pending after one completed)",
+        [shoot(kubernetes_version="1.32.0")],
+        [cluster(sync_status="pending")],
+        [],
+    ),
+    (
+        "no version finding: upgrading (shoot progressing)",
+        [shoot(kubernetes_version="1.32.0")],
+        [cluster(shoot_status="progressing")],
+        [],
+    ),
+    (
+        "no version finding: starting (never completed)",
+        [shoot(kubernetes_version="1.32.0")],
+        [cluster(shoot_status="progressing", shoot_operation="create", sync_status="pending", first_completed=None)],
+        [],
+    ),
+    (
+        "no version finding: never synced (no sync state)",
+        [shoot(kubernetes_version="1.32.0")],
+        [cluster(has_sync_state=False, sync_status=None, shoot_status=None, first_completed=None)],
+        [],
+    ),
+    (
+        "no version finding: sync completed but no completion ever recorded",
+        [shoot(kubernetes_version="1.32.0")],
+        [cluster(first_completed=None)],
+        [],
+    ),
+    (
+        "no version finding: not ready (error)",
+        [shoot(kubernetes_version="1.32.0")],
+        [cluster(shoot_status="error")],
+        [],
+    ),
+    (
+        "no version finding: not ready (hibernated)",
+        [shoot(kubernetes_version="1.32.0")],
+        [cluster(shoot_status="hibernated")],
+        [],
+    ),
+    (
+        "no version finding: organization deleted (not ready)",
+        [shoot(kubernetes_version="1.32.0")],
+        [cluster(organization_deleted=T0)],
+        [],
+    ),
+    (
+        "no version finding: system organization (not ready)",
+        [shoot(kubernetes_version="1.32.0", organization_label=str(SYSTEM_ORGANIZATION_ID))],
+        [cluster(organization_id=SYSTEM_ORGANIZATION_ID)],
+        [],
+    ),
+    (
+        "no version finding for a deleted cluster's shoot",
+        [shoot(kubernetes_version="1.20.0")],
+        [cluster(deleted=T0, shoot_status="deleting")],
+        [("shoot_of_deleted_cluster", str(SHOOT))],
+    ),
+    (
+        "unparseable shoot version is a mismatch",
+        [shoot(kubernetes_version="latest")],
+        [cluster()],
+        [("version_mismatch", str(CLUSTER))],
+    ),
+    (
+        "unparseable database version is a mismatch",
+        [shoot(kubernetes_version="1.31.0")],
+        [cluster(kubernetes_version="1.x")],
+        [("version_mismatch", str(CLUSTER))],
+    ),
+    (
+        "the same unparseable text on both sides agrees",
+        [shoot(kubernetes_version="edge")],
+        [cluster(kubernetes_version="edge")],
+        [],
+    ),
+    (
+        "organization label names another organization",
+        [shoot(organization_label=str(OTHER_ORG))],
+        [cluster()],
+        [("organization_mismatch", str(SHOOT))],
+    ),
+    (
+        "organization label missing",
+        [shoot(organization_label=None)],
+        [cluster()],
+        [("organization_mismatch", str(SHOOT))],
+    ),
+    (
+        "organization label not a UUID",
+        [shoot(organization_label="acme")],
+        [cluster()],
+        [("organization_mismatch", str(SHOOT))],
+    ),
+    (
+        "organization label in upper case is the same UUID",
+        [shoot(organization_label=str(ORG).upper())],
+        [cluster()],
+        [],
+    ),
+    (
+        "an orphan has no organization to disagree with",
+        [shoot(cluster_label=str(uuid4()), organization_label=str(OTHER_ORG))],
+        [],
+        [("orphan_shoot", str(SHOOT))],
+    ),
+    (
+        "a deleted cluster's shoot can also name the wrong organization",
+        [shoot(organization_label=str(OTHER_ORG))],
+        [cluster(deleted=T0, shoot_status="deleting")],
+        [("organization_mismatch", str(SHOOT)), ("shoot_of_deleted_cluster", str(SHOOT))],
+    ),
+    (
+        "two shoots claim one cluster: no missing shoot, the disagreeing one is a mismatch",
+        [shoot(), shoot(SHOOT_2, name="acme-b2c", kubernetes_version="1.29.1")],
+        [cluster()],
+        [("version_mismatch", str(CLUSTER))],
+    ),
+]
+
+
+@pytest.mark.parametrize(("shoots", "clusters", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_rules(shoots: list[ShootObservation], clusters: list[ClusterFacts], expected: list[tuple[str, str]]) -> None:
+    assert kinds_of(shoots, clusters) == expected
+
+
+def test_every_finding_says_what_was_expected_and_observed() -> None:
+    shoots = [
+        shoot(cluster_label="nope"),
+        shoot(SHOOT_2, organization_label=str(OTHER_ORG), kubernetes_version="1.29.0"),
+    ]
+    deleted = cluster(id=uuid4(), deleted=T0, shoot_status="deleting")
+    missing = cluster(id=uuid4())
+    shoots.append(shoot(uuid4(), cluster_label=str(deleted.id)))
+    findings = find_drift(Observed(shoots, {c.id: c for c in [cluster(), deleted, missing]}))
+    assert {f.kind for f in findings} == set(KIND_IDS)
+    for finding in findings:
+        assert "expected" in finding.details
+        assert "observed" in finding.details
+        assert finding.details["reason"]
+
+
+def test_version_mismatch_details_show_both_sides_by_minor() -> None:
+    finding = only([shoot(kubernetes_version="1.30.8")], [cluster(kubernetes_version="1.31.0")])
+    assert finding.shoot_uid == SHOOT
+    assert finding.cluster_id == CLUSTER
+    assert finding.details["expected"] == {"kubernetes_version": "1.31.0", "minor": "1.31"}
+    observed = finding.details["observed"]
+    assert isinstance(observed, list)
+    assert observed == [
+        {
+            "uid": str(SHOOT),
+            "namespace": "garden-acme",
+            "name": "acme-a1b",
+            "kubernetes_version": "1.30.8",
+            "minor": "1.30",
+        }
+    ]
+    assert "unparseable" not in finding.details
+
+
+def test_an_unparseable_version_is_reported_not_raised() -> None:
+    finding = only([shoot(kubernetes_version="latest")], [cluster()])
+    assert finding.details["unparseable"] == [
+        "shoot garden-acme/acme-a1b version 'latest' does not parse as major.minor"
+    ]
+    finding = only([shoot()], [cluster(kubernetes_version="1.x")])
+    assert finding.details["unparseable"] == ["the database version '1.x' does not parse as major.minor"]
+    assert finding.details["expected"] == {"kubernetes_version": "1.x", "minor": None}
+
+
+def test_orphan_details_keep_the_raw_label() -> None:
+    finding = only([shoot(cluster_label="acme-prod")], [])
+    assert finding.cluster_id is None
+    assert finding.details["observed"] == {"cluster_label": "acme-prod", "cluster": None}
+    assert finding.details["reason"] == "the label is not a UUID"
+
+
+def test_duplicate_claims_are_named_and_every_claimant_is_compared() -> None:
+    world = Observed(
+        [shoot(SHOOT_2, kubernetes_version="1.29.1"), shoot()],
+        {CLUSTER: cluster()},
+    )
+    assert world.duplicate_claims() == {CLUSTER: (SHOOT, SHOOT_2)}
+    (finding,) = find_drift(world)
+    assert finding.shoot_uid == SHOOT_2
+    observed = finding.details["observed"]
+    assert isinstance(observed, list)
+    assert [o["uid"] for o in observed if isinstance(o, dict)] == [str(SHOOT), str(SHOOT_2)]
+
+
+def test_rules_are_deterministic_whatever_the_listing_order() -> None:
+    shoots = [shoot(uuid4(), cluster_label=str(uuid4())) for _ in range(20)]
+    clusters = {c.id: c for c in (cluster(id=uuid4()) for _ in range(20))}
+    first = find_drift(Observed(shoots, clusters))
+    again = find_drift(Observed(list(reversed(shoots)), dict(reversed(list(clusters.items())))))
+    assert first == again
+    assert len(first) == 40
+
+
+@pytest.mark.parametrize(
+    ("version", "minor"),
+    [
+        ("1.31", "1.31"),
+        ("1.31.4", "1.31"),
+        ("1.31.0", "1.31"),
+        ("v1.28.15", "1.28"),
+        (" 1.30.1 ", "1.30"),
+        ("1.31.0-rc.1", "1.31"),
+        ("1.31.2+build.5", "1.31"),
+        ("1.031", "1.31"),
+        ("1", None),
+        ("1.", None),
+        ("", None),
+        ("latest", None),
+        ("1.x.3", None),
+        ("1.31.4.5", None),
+        (None, None),
+    ],
+)
+def test_minor_version(version: str | None, minor: str | None) -> None:
+    assert minor_version(version) == minor
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed"),
+    [
+        (str(CLUSTER), CLUSTER),
+        (str(CLUSTER).upper(), CLUSTER),
+        ("", None),
+        ("not-a-uuid", None),
+        (None, None),
+    ],
+)
+def test_parse_uuid(text: str | None, parsed: UUID | None) -> None:
+    assert parse_uuid(text) == parsed
+
+
+def test_shoot_observation_parses_its_labels_once() -> None:
+    observed = shoot(cluster_label="x", organization_label=str(ORG))
+    assert observed.cluster_id is None
+    assert observed.organization_id == ORG
+
+
+def test_kind_registry_is_the_five_kinds_of_the_design() -> None:
+    assert len(set(KIND_IDS)) == len(KIND_IDS)
+    assert KIND_IDS == (
+        "orphan_shoot",
+        "shoot_of_deleted_cluster",
+        "missing_shoot",
+        "version_mismatch",
+        "organization_mismatch",
+    )
+    subjects = {kind.id: kind.subject for kind in KINDS}
+    assert subjects["missing_shoot"] == subjects["version_mismatch"] == "cluster id"
+    assert {subjects[k] for k in ("orphan_shoot", "shoot_of_deleted_cluster", "organization_mismatch")} == {"shoot uid"}
