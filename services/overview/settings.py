@@ -1,0 +1,90 @@
+"""The configuration of `platform-public-api`, built once from the environment by `main.py`.
+
+Groups: where it listens (`http`), how it reaches PostgreSQL (`database`, always as role
+`fun_platform_public_api`), how long one answer is shared (`cache`) and how it logs (`logging`).
+Every variable is named in the error when its value cannot be used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from services.common.settings import (
+    DatabaseSettings,
+    HttpSettings,
+    SettingsError,
+    env_choice,
+    env_float,
+    env_int,
+    env_str,
+)
+
+ROLE = "fun_platform_public_api"
+APPLICATION_NAME = "platform-public-api"
+
+# DESIGN.md §6: no copy of the overview anywhere may be older than a minute, so the answer may not
+# be kept longer than that, whatever the configuration says.
+MAX_CACHE_TTL_SECONDS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class CacheSettings:
+    """How the one shared answer is kept and read."""
+
+    ttl_seconds: int = MAX_CACHE_TTL_SECONDS
+    """CACHE_TTL: whole seconds one answer is served (and the largest max-age sent); 1 to 60, default 60."""
+    read_timeout_seconds: float = 3.0
+    """READ_TIMEOUT: seconds the shared database read may take, whoever waits for it; default 3."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> CacheSettings:
+        ttl = env_int(env, "CACHE_TTL", MAX_CACHE_TTL_SECONDS, minimum=1)
+        if ttl > MAX_CACHE_TTL_SECONDS:
+            raise SettingsError(
+                f"CACHE_TTL={ttl!r}: must be at most {MAX_CACHE_TTL_SECONDS}, no copy may be older than a minute"
+            )
+        return cls(ttl_seconds=ttl, read_timeout_seconds=env_float(env, "READ_TIMEOUT", 3.0, minimum=0.05))
+
+
+@dataclass(frozen=True, slots=True)
+class LogSettings:
+    """What is logged and how."""
+
+    level: str = "info"
+    """LOG_LEVEL: debug, info, warning or error; default info."""
+    json: bool = True
+    """LOG_FORMAT: `json` (one object per line, the default) or `text` (for a terminal)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> LogSettings:
+        level = env_choice(env, "LOG_LEVEL", "info", ("debug", "info", "warning", "error"))
+        return cls(level=level, json=env_choice(env, "LOG_FORMAT", "json", ("json", "text")) == "json")
+
+
+@dataclass(frozen=True, slots=True)
+class OverviewSettings:
+    """Everything `platform-public-api` is configured with."""
+
+    http: HttpSettings
+    database: DatabaseSettings
+    cache: CacheSettings
+    logging: LogSettings
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> OverviewSettings:
+        """Read the settings; raises `SettingsError` naming the variable when a value is unusable."""
+        cache = CacheSettings.from_env(env)
+        # The statement timeout is the server-side backstop behind the read deadline: a little longer,
+        # so the deadline (which cancels the query itself) normally fires first.
+        backstop_ms = round(cache.read_timeout_seconds * 1000) + 1000
+        database = DatabaseSettings.from_env(env, role=ROLE, pool_max=2, statement_timeout_ms=backstop_ms)
+        # No browser origin is allowed unless configured: the console (or the demo) names its own.
+        origins_raw = env_str(env, "CONSOLE_ORIGINS", "")
+        http = HttpSettings.from_env(env, http_port=8080, grpc_port=9090, origins_var="CONSOLE_ORIGINS", origins=())
+        for origin in http.origins:
+            if origin == "*" or not origin.startswith(("http://", "https://")):
+                raise SettingsError(
+                    f"CONSOLE_ORIGINS={origins_raw!r}: {origin!r} is not an origin like https://console.example"
+                )
+        return cls(http=http, database=database, cache=cache, logging=LogSettings.from_env(env))
