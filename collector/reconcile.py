@@ -1,0 +1,286 @@
+"""The reconcile loop, `WORKER_MODE=reconcile`: mirror Gardener's shoots and persist drift (DESIGN.md §9).
+
+On one side sits the garden, read through `collector.gardener` (a complete, paged list of every shoot
+carrying `fundament.io/cluster-id`, or an error); on the other the database, written through
+`reconcile_store` in ONE transaction per pass: the mirror, the findings of `drift`, the heartbeat.
+The garden is read first and completely; only then does the transaction open, so a failed or
+partial list records nothing at all, not even the heartbeat (whose age then shows how old the last
+good pass is). Reconcile never creates or deletes shoots: provisioning is another system's job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from psycopg_pool import AsyncConnectionPool
+
+from collector import reconcile_metrics as metrics
+from collector import reconcile_store as store
+from collector.drift import (
+    CLUSTER_ID_LABEL,
+    KIND_IDS,
+    ORGANIZATION_ID_LABEL,
+    JsonValue,
+    Observed,
+    ShootObservation,
+    find_drift,
+    parse_uuid,
+)
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class ShootLister(Protocol):
+    """The one Gardener call reconcile needs (collector.gardener implements it)."""
+
+    async def list_shoots(self, *, label_selector: str, page_size: int = 500) -> Sequence[Mapping[str, Any]]:
+        """Every shoot matching `label_selector` across the garden; raises on any failure, never a partial list."""
+        ...
+
+
+class MalformedShoot(ValueError):
+    """A listed shoot lacks what every shoot has (a uid, a creation time): the listing is not trusted."""
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def observe_shoot(obj: Mapping[str, Any]) -> ShootObservation:
+    """One listed shoot object as the mirror stores it; raises MalformedShoot when it is not a usable shoot."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, Mapping):
+        raise MalformedShoot("a listed shoot has no metadata")
+    name = _text(metadata.get("name")) or ""
+    namespace = _text(metadata.get("namespace")) or ""
+    uid = parse_uuid(_text(metadata.get("uid")))
+    if uid is None or not name or not namespace:
+        raise MalformedShoot(f"shoot {namespace}/{name}: no usable uid, name or namespace")
+    created_raw = _text(metadata.get("creationTimestamp"))
+    try:
+        created = datetime.fromisoformat(created_raw) if created_raw else None
+    except ValueError:
+        created = None
+    if created is None or created.tzinfo is None:
+        raise MalformedShoot(f"shoot {namespace}/{name}: creationTimestamp {created_raw!r} is not an RFC 3339 time")
+    labels = metadata.get("labels")
+    labels = labels if isinstance(labels, Mapping) else {}
+    cluster_label = _text(labels.get(CLUSTER_ID_LABEL))
+    if cluster_label is None:
+        # The list selects on this label; a shoot without it means the server ignored the selector.
+        raise MalformedShoot(f"shoot {namespace}/{name}: listed without label {CLUSTER_ID_LABEL}")
+    spec = obj.get("spec")
+    spec = spec if isinstance(spec, Mapping) else {}
+    kubernetes = spec.get("kubernetes")
+    kubernetes = kubernetes if isinstance(kubernetes, Mapping) else {}
+    return ShootObservation(
+        uid=uid,
+        name=name,
+        namespace=namespace,
+        cluster_label=cluster_label,
+        organization_label=_text(labels.get(ORGANIZATION_ID_LABEL)),
+        kubernetes_version=_text(kubernetes.get("version")) or "",
+        region=_text(spec.get("region")) or "",
+        created=created,
+    )
+
+
+def observe_shoots(objects: Iterable[Mapping[str, Any]]) -> list[ShootObservation]:
+    """Every listed shoot, each uid once (a uid listed twice is kept once, as the API guarantees anyway)."""
+    by_uid: dict[object, ShootObservation] = {}
+    for obj in objects:
+        shoot = observe_shoot(obj)
+        if shoot.uid in by_uid:
+            logger.warning("shoot listed twice", extra={"shoot_uid": str(shoot.uid)})
+            continue
+        by_uid[shoot.uid] = shoot
+    return list(by_uid.values())
+
+
+def _by_kind(counts: Mapping[str, int]) -> dict[str, int]:
+    return {kind: counts.get(kind, 0) for kind in KIND_IDS}
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileSummary:
+    """What one stored pass did: shoots listed and mirrored, findings per kind."""
+
+    completed: datetime
+    duration_seconds: float
+    shoots_listed: int
+    shoots_new: int
+    shoots_gone: int
+    duplicate_claims: Mapping[str, list[str]]
+    opened: Mapping[str, int] = field(default_factory=dict)
+    """Findings opened by this pass, per kind (every kind present, zero or more)."""
+    still_open: Mapping[str, int] = field(default_factory=dict)
+    """Findings open before and seen again, per kind."""
+    resolved: Mapping[str, int] = field(default_factory=dict)
+    """Findings this pass no longer saw, now resolved, per kind."""
+    open_now: Mapping[str, int] = field(default_factory=dict)
+    """Every open finding after this pass, per kind."""
+
+    def as_details(self) -> dict[str, JsonValue]:
+        """The summary as JSON (the heartbeat's details and `reconcile --once --json`)."""
+        return {
+            "completed": self.completed.isoformat(),
+            "duration_seconds": round(self.duration_seconds, 3),
+            "shoots": {"listed": self.shoots_listed, "new": self.shoots_new, "gone": self.shoots_gone},
+            "duplicate_claims": {k: list(v) for k, v in self.duplicate_claims.items()},
+            "findings": {
+                "opened": dict(self.opened),
+                "still_open": dict(self.still_open),
+                "resolved": dict(self.resolved),
+                "open": dict(self.open_now),
+            },
+        }
+
+    def render(self) -> str:
+        """A small table for people: one row per kind."""
+        lines = [
+            f"shoots listed {self.shoots_listed} (new {self.shoots_new}, gone {self.shoots_gone}); "
+            f"pass took {self.duration_seconds:.2f} s",
+            f"{'kind':<26}{'opened':>8}{'still open':>12}{'resolved':>10}",
+        ]
+        for kind in KIND_IDS:
+            lines.append(
+                f"{kind:<26}{self.opened.get(kind, 0):>8}{self.still_open.get(kind, 0):>12}"
+                f"{self.resolved.get(kind, 0):>10}"
+            )
+        lines.append(
+            f"{'total':<26}{sum(self.opened.values()):>8}{sum(self.still_open.values()):>12}"
+            f"{sum(self.resolved.values()):>10}"
+        )
+        if self.duplicate_claims:
+            lines.append(f"clusters claimed by more than one shoot: {len(self.duplicate_claims)}")
+        return "\n".join(lines)
+
+
+class ReconcileLoop:
+    """Every `interval_seconds` (once at start), list the garden's shoots and store the pass in one transaction."""
+
+    def __init__(
+        self,
+        *,
+        pool: AsyncConnectionPool[Any],
+        gardener: ShootLister,
+        interval_seconds: float,
+        page_size: int = 500,
+        clock: Clock = utc_now,
+    ) -> None:
+        if interval_seconds <= 0:
+            raise ValueError(f"interval_seconds={interval_seconds}: must be positive")
+        self._pool = pool
+        self._gardener = gardener
+        self._interval_seconds = interval_seconds
+        self._page_size = page_size
+        self._clock = clock
+        self.first_pass_done = asyncio.Event()
+        """Set once a pass completed; /readyz waits for it (fundament's reconcile worker does the same)."""
+
+    async def run_once(self) -> ReconcileSummary:
+        """List every labelled shoot, then store mirror, findings and heartbeat together; raises on failure.
+
+        Raises whatever the listing raises (collector.kube.KubeError and subclasses), MalformedShoot
+        for a listing that cannot be trusted, and psycopg errors from the store. Nothing is written
+        unless everything is.
+        """
+        started = time.perf_counter()
+        try:
+            summary = await self._pass(started)
+        except Exception:
+            metrics.PASSES.labels("failed").inc()
+            metrics.PASS_DURATION.labels("failed").observe(time.perf_counter() - started)
+            raise
+        metrics.PASSES.labels("completed").inc()
+        metrics.PASS_DURATION.labels("completed").observe(summary.duration_seconds)
+        metrics.SHOOTS_LISTED.set(summary.shoots_listed)
+        metrics.DUPLICATE_CLAIMS.set(len(summary.duplicate_claims))
+        metrics.LAST_COMPLETED.set(summary.completed.timestamp())
+        for kind in KIND_IDS:
+            metrics.OPEN_FINDINGS.labels(kind).set(summary.open_now.get(kind, 0))
+            metrics.FINDINGS_OPENED.labels(kind).inc(summary.opened.get(kind, 0))
+            metrics.FINDINGS_RESOLVED.labels(kind).inc(summary.resolved.get(kind, 0))
+        self.first_pass_done.set()
+        return summary
+
+    async def _pass(self, started: float) -> ReconcileSummary:
+        # Read Kubernetes first and completely (STYLE 9): a failure here leaves the database untouched.
+        objects = await self._gardener.list_shoots(label_selector=CLUSTER_ID_LABEL, page_size=self._page_size)
+        shoots = observe_shoots(objects)
+        now = self._clock()
+        async with self._pool.connection() as conn, conn.transaction():
+            await store.lock_pass(conn)
+            await store.stage_shoots(conn, shoots)
+            clusters = await store.read_clusters(conn)
+            world = Observed(shoots, clusters)
+            findings = find_drift(world)
+            shoot_changes = await store.store_shoots(conn, now=now)
+            finding_changes = await store.store_findings(conn, findings, now=now)
+            open_now = await store.count_open_findings(conn)
+            duplicates = {str(cid): [str(uid) for uid in uids] for cid, uids in world.duplicate_claims().items()}
+            summary = ReconcileSummary(
+                completed=now,
+                duration_seconds=time.perf_counter() - started,
+                shoots_listed=len(shoots),
+                shoots_new=shoot_changes.new,
+                shoots_gone=shoot_changes.gone,
+                duplicate_claims=duplicates,
+                opened=_by_kind(finding_changes.opened),
+                still_open=_by_kind(finding_changes.still_open),
+                resolved=_by_kind(finding_changes.resolved),
+                open_now=_by_kind(open_now),
+            )
+            await store.record_heartbeat(
+                conn,
+                now=now,
+                interval_seconds=math.ceil(self._interval_seconds),
+                details=summary.as_details(),
+            )
+        # The transaction has committed: the pass's duration includes it.
+        summary = replace(summary, duration_seconds=time.perf_counter() - started)
+        if duplicates:
+            logger.warning("clusters claimed by more than one shoot", extra={"clusters": sorted(duplicates)})
+        logger.info(
+            "reconcile pass stored",
+            extra={
+                "shoots_listed": summary.shoots_listed,
+                "opened": sum(summary.opened.values()),
+                "resolved": sum(summary.resolved.values()),
+                "open": sum(summary.open_now.values()),
+                "duration_seconds": round(summary.duration_seconds, 3),
+            },
+        )
+        return summary
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run a pass now, then one every interval (start to start) until `stop` is set.
+
+        A failed pass is logged and counted and the loop goes on; the heartbeat's age shows how old
+        the last good pass is.
+        """
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            started = loop.time()
+            try:
+                await self.run_once()
+            except Exception:
+                logger.exception("reconcile pass failed; nothing was recorded")
+            wait = max(0.0, self._interval_seconds - (loop.time() - started))
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=wait)
+            except TimeoutError:
+                continue

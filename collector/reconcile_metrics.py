@@ -1,0 +1,28 @@
+"""Prometheus metrics of the reconcile loop (DESIGN.md §9), served on the worker's /metrics.
+
+One set per process in the default registry, like the request metrics in services/common/metrics.py.
+The open-findings gauge is set from the database after every stored pass, so it shows what the staff
+view shows, not what this process happened to open.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+PASS_DURATION = Histogram(
+    "fleet_reconcile_pass_duration_seconds",
+    "Time of one reconcile pass, listing and storing, by outcome.",
+    ["outcome"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250),
+)
+PASSES = Counter("fleet_reconcile_passes", "Reconcile passes, by outcome (completed or failed).", ["outcome"])
+SHOOTS_LISTED = Gauge("fleet_reconcile_shoots_listed", "Shoots the last completed pass listed.")
+DUPLICATE_CLAIMS = Gauge(
+    "fleet_reconcile_duplicate_claims", "Clusters claimed by more than one shoot in the last completed pass."
+)
+OPEN_FINDINGS = Gauge("fleet_reconcile_open_findings", "Open drift findings, by kind.", ["kind"])
+FINDINGS_OPENED = Counter("fleet_reconcile_findings_opened", "Drift findings opened, by kind.", ["kind"])
+FINDINGS_RESOLVED = Counter("fleet_reconcile_findings_resolved", "Drift findings resolved, by kind.", ["kind"])
+LAST_COMPLETED = Gauge(
+    "fleet_reconcile_last_completed_timestamp_seconds", "Unix time the last reconcile pass was stored."
+)
