@@ -1,0 +1,47 @@
+"""Prometheus metrics of the inventory loop (DESIGN.md §7), served on the worker's /metrics.
+
+One set per process in the default registry, like services/common/metrics.py and
+collector/reconcile_metrics.py. Failure reasons are the short labels of collector.kube's errors plus
+`credential`, `no_shoot`, `database` and `internal`, so an alert can tell a broken shoot from a
+broken database.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+CLUSTERS_COLLECTED = Counter("fleet_inventory_clusters_collected", "Clusters read and stored successfully.")
+CLUSTERS_FAILED = Counter("fleet_inventory_clusters_failed", "Cluster collections that failed, by reason.", ["reason"])
+CLUSTER_DURATION = Histogram(
+    "fleet_inventory_cluster_duration_seconds",
+    "Time to collect one cluster (credential, reading, storing), by outcome.",
+    ["outcome"],
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 45, 60),
+)
+ROUND_DURATION = Histogram(
+    "fleet_inventory_round_duration_seconds",
+    "Time from queueing a round to its last cluster finishing.",
+    buckets=(0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 900, 1800),
+)
+ROUND_LAG = Gauge(
+    "fleet_inventory_round_lag_seconds",
+    "How late the last round started against its schedule (a round that overran delays the next).",
+)
+ROUNDS_OVERRUN = Counter(
+    "fleet_inventory_rounds_overrun", "Rounds that took longer than INVENTORY_INTERVAL (the next one starts late)."
+)
+ROUND_CLUSTERS = Gauge("fleet_inventory_round_clusters", "Clusters queued in the last round.")
+LAST_ROUND = Gauge("fleet_inventory_last_round_timestamp_seconds", "Unix time the last round was queued.")
+CREDENTIALS_MINTED = Counter(
+    "fleet_inventory_credentials_minted", "Shoot credentials minted from Gardener, by kind (admin or viewer).", ["kind"]
+)
+LEDGER_CHANGES = Counter(
+    "fleet_inventory_ledger_changes",
+    "Ledger rows recorded, by resource type and change (created or destroyed).",
+    ["resource_type", "change"],
+)
+LEDGER_UNLISTED = Counter(
+    "fleet_inventory_ledger_sources_unlisted",
+    "Ledger sources that could not be listed in a cluster (left untouched), by resource type and reason.",
+    ["resource_type", "reason"],
+)

@@ -1,0 +1,527 @@
+"""The collector's one door to Kubernetes API servers (the garden and every shoot).
+
+    collector/gardener.py ─┐                      ┌─> kubernetes.aio ApiClient (auth, TLS, URLs)
+    collector/shoot.py    ─┼─> KubeClient ────────┤
+    collector/ledger.py   ─┘   (this module)      └─> aiohttp response, streamed into liststream
+
+Only this module imports `kubernetes` (enforced by import-linter). It uses the official client's
+asyncio flavour, `kubernetes.aio` (bundled in v37), for transport only: requests are built with
+`ApiClient.param_serialize` and sent with `call_api`, the body is read raw and parsed with orjson,
+never through the typed models (3-10x the CPU, reference notes B.5). What leaves here is plain
+dicts and TypedDicts, or a `KubeError`.
+
+Why asyncio rather than the sync client in threads: the collector bounds each cluster with
+INVENTORY_TIMEOUT. Cancelling an awaited aiohttp request closes its connection at once, so a hung
+shoot really frees its worker; a thread blocked in urllib3 cannot be cancelled and keeps its slot
+until its socket timeout, so a few hung shoots could starve a thread pool. Many idle-waiting
+requests (64 workers over 2,000 shoots) cost coroutines, not threads. Parsing holds the GIL either
+way, so threads would buy no CPU.
+
+Timeouts and retries are explicit: every call passes `_request_timeout` (seconds for the whole
+request including the body), the client's own retries are off (`Configuration.retries = None`, no
+client-go retries), and the caller decides what to do about a failure.
+
+    KubeError                  anything that went wrong talking to an API server
+     ├── Unauthorized          401: the credential is not (or no longer) accepted
+     ├── Forbidden             403: the credential may not do this
+     ├── NotFound              404: no such object, or the kind is not installed
+     ├── Gone                  410: a continue token or resource version expired
+     ├── ServerError           5xx and any other unexpected status
+     ├── Timeout               no complete answer within the request's timeout
+     ├── BadResponse           a truncated, malformed or non-JSON body
+     └── ConnectionFailed      no connection (refused, DNS, TLS)
+
+Each is raised `from` what the client raised (or, for an HTTP status, from the client's own
+`ApiException` for it), with the server's message truncated; no caller ever sees `ApiException` or an
+aiohttp error.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar, TypedDict
+
+import aiohttp
+import orjson
+import yaml
+from kubernetes.aio import config as kube_config
+from kubernetes.aio.client import ApiClient, Configuration
+from kubernetes.aio.client.exceptions import ApiException, OpenApiException
+
+from collector.liststream import DEFAULT_BATCH_BYTES, Items, ListSplitter, MalformedList
+
+JSON = "application/json"
+# Metadata-only lists (reference notes 4.2), with plain JSON as the fallback a server may answer.
+METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+MESSAGE_LIMIT = 200
+_ERROR_BODY_LIMIT = 64 << 10
+_CHUNK = 1 << 20
+
+
+class KubeError(Exception):
+    """Talking to a Kubernetes API server failed; the message says what and where, briefly."""
+
+    reason: ClassVar[str] = "error"
+    """A short stable label for metrics and summaries."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Unauthorized(KubeError):
+    reason = "unauthorized"
+
+
+class Forbidden(KubeError):
+    reason = "forbidden"
+
+
+class NotFound(KubeError):
+    reason = "not_found"
+
+
+class Gone(KubeError):
+    reason = "gone"
+
+
+class ServerError(KubeError):
+    reason = "server_error"
+
+
+class Timeout(KubeError):
+    reason = "timeout"
+
+
+class BadResponse(KubeError):
+    reason = "bad_response"
+
+
+class ConnectionFailed(KubeError):
+    reason = "connection_failed"
+
+
+_BY_STATUS: dict[int, type[KubeError]] = {401: Unauthorized, 403: Forbidden, 404: NotFound, 410: Gone}
+
+
+def truncate(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """One line of at most `limit` characters: foreign messages never flood a log or a column."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class ListMeta(TypedDict, total=False):
+    """What a list response says about itself (its `metadata`)."""
+
+    resourceVersion: str
+    remainingItemCount: int
+
+
+class ObjectMeta(TypedDict, total=False):
+    """The part of every object's `metadata` the collector reads."""
+
+    name: str
+    namespace: str
+    uid: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    creationTimestamp: str
+    deletionTimestamp: str
+    resourceVersion: str
+
+
+class KubeObject(TypedDict, total=False):
+    """One object as the API server sent it: metadata plus whatever spec and status it has."""
+
+    apiVersion: str
+    kind: str
+    metadata: ObjectMeta
+    spec: dict[str, Any]
+    status: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Credential:
+    """Access to one API server, held in memory only (never logged: `repr` hides the secrets)."""
+
+    server: str
+    ca_data: str | None = None
+    """PEM of the certificate authorities to trust; None trusts the system's."""
+    token: str | None = None
+    client_cert: bytes | None = None
+    client_key: bytes | None = None
+    insecure: bool = False
+    tls_server_name: str | None = None
+    expires: datetime | None = None
+    """When the credential stops working; None when it does not say."""
+
+    def __repr__(self) -> str:
+        kind = "token" if self.token else "client certificate" if self.client_cert else "anonymous"
+        return f"Credential(server={self.server!r}, {kind}, expires={self.expires})"
+
+
+def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -> Credential:
+    """The current context of a kubeconfig with inline data (what Gardener mints).
+
+    Raises BadResponse when it is not such a kubeconfig (no context, files instead of data, exec plugins).
+    """
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise BadResponse("the kubeconfig is not YAML") from None
+    try:
+        contexts = {c["name"]: c["context"] for c in doc.get("contexts") or []}
+        current = doc.get("current-context") or next(iter(contexts))
+        context = contexts[current]
+        cluster = next(c["cluster"] for c in doc["clusters"] if c["name"] == context["cluster"])
+        user = next(u.get("user") or {} for u in doc.get("users") or [] if u["name"] == context.get("user"))
+        server = str(cluster["server"]).rstrip("/")
+    except (AttributeError, KeyError, StopIteration, TypeError):
+        raise BadResponse("the kubeconfig names no usable context, cluster and user") from None
+    if "exec" in user or "auth-provider" in user or "client-certificate" in user or "tokenFile" in user:
+        raise BadResponse("the kubeconfig needs files or plugins; only inline data is supported for shoots")
+    ca = _b64(cluster.get("certificate-authority-data"), "certificate-authority-data")
+    cert = _b64(user.get("client-certificate-data"), "client-certificate-data")
+    key = _b64(user.get("client-key-data"), "client-key-data")
+    token = user.get("token")
+    if token is None and cert is None:
+        raise BadResponse("the kubeconfig carries neither a token nor a client certificate")
+    if (cert is None) != (key is None):
+        raise BadResponse("the kubeconfig has a client certificate without its key, or a key without one")
+    return Credential(
+        server=server,
+        ca_data=ca.decode() if ca else None,
+        token=str(token) if token is not None else None,
+        client_cert=cert,
+        client_key=key,
+        insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
+        tls_server_name=cluster.get("tls-server-name"),
+        expires=expires,
+    )
+
+
+def _b64(value: object, name: str) -> bytes | None:
+    if value is None:
+        return None
+    try:
+        return base64.b64decode(str(value), validate=True)
+    except (binascii.Error, ValueError):
+        raise BadResponse(f"the kubeconfig's {name} is not base64") from None
+
+
+@contextlib.contextmanager
+def _pem_paths(cert: bytes, key: bytes) -> Iterator[tuple[str, str]]:
+    """Paths OpenSSL can load a client certificate and key from, gone when the block ends.
+
+    Python's ssl module loads certificates only from files. On Linux they are anonymous memory files
+    (memfd), so nothing touches a disk and a read-only root filesystem is fine; elsewhere a private
+    temporary directory that is removed right after the load.
+    """
+    if hasattr(os, "memfd_create"):
+        fds = [os.memfd_create("shoot-credential", os.MFD_CLOEXEC) for _ in range(2)]
+        try:
+            for fd, data in zip(fds, (cert, key), strict=True):
+                os.write(fd, data)
+            yield f"/proc/self/fd/{fds[0]}", f"/proc/self/fd/{fds[1]}"
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return
+    with tempfile.TemporaryDirectory(prefix="cluster-worker-") as directory:
+        paths = (Path(directory) / "cert.pem", Path(directory) / "key.pem")
+        for path, data in zip(paths, (cert, key), strict=True):
+            path.touch(mode=0o600)
+            path.write_bytes(data)
+        yield str(paths[0]), str(paths[1])
+
+
+def _configuration(server: str) -> Configuration:
+    cfg = Configuration(host=server)
+    # No hidden retries: one request is one attempt, and the caller owns every retry decision.
+    cfg.retries = None
+    cfg.client_go_retries = False
+    return cfg
+
+
+def shoot_client(credential: Credential, *, timeout_seconds: float, name: str = "") -> KubeClient:
+    """A client for one shoot's API server from a credential held in memory."""
+    cfg = _configuration(credential.server)
+    cfg.ca_cert_data = credential.ca_data
+    cfg.verify_ssl = not credential.insecure
+    cfg.tls_server_name = credential.tls_server_name
+    if credential.token:
+        cfg.api_key["BearerToken"] = f"Bearer {credential.token}"
+    if credential.client_cert and credential.client_key:
+        # The TLS context is built (and the files read) inside ApiClient(); after that they may go.
+        with _pem_paths(credential.client_cert, credential.client_key) as (cert_path, key_path):
+            cfg.cert_file, cfg.key_file = cert_path, key_path
+            api = ApiClient(cfg)
+        cfg.cert_file = cfg.key_file = None
+    else:
+        api = ApiClient(cfg)
+    return KubeClient(api, server=credential.server, timeout_seconds=timeout_seconds, name=name)
+
+
+async def garden_client(kubeconfig: Path, *, timeout_seconds: float) -> KubeClient:
+    """A client for the garden from a kubeconfig file (any auth the official loader supports).
+
+    Raises ConnectionFailed when the file cannot be loaded.
+    """
+    cfg = _configuration("")
+    try:
+        await kube_config.load_kube_config(  # type: ignore[no-untyped-call]  # the client is partly unannotated
+            config_file=str(kubeconfig), client_configuration=cfg, persist_config=False
+        )
+    except (OSError, OpenApiException, kube_config.ConfigException, yaml.YAMLError, KeyError, ValueError) as e:
+        raise ConnectionFailed(f"cannot load the garden kubeconfig {kubeconfig}: {truncate(str(e))}") from e
+    cfg.retries = None
+    cfg.client_go_retries = False
+    return KubeClient(ApiClient(cfg), server=cfg.host, timeout_seconds=timeout_seconds, name="garden")
+
+
+@dataclass
+class KubeClient:
+    """One API server; raw JSON in, dicts out. Close it (or use `async with`) to free its connections."""
+
+    api: ApiClient
+    server: str
+    timeout_seconds: float
+    name: str = ""
+    requests: int = field(default=0, init=False)
+    """Requests sent so far (for summaries and benchmarks)."""
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.api.close()  # type: ignore[no-untyped-call]
+
+    async def get(
+        self,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        accept: str = JSON,
+        request_timeout_seconds: float | None = None,
+    ) -> dict[str, Any]:
+        """GET one JSON object. Raises KubeError."""
+        return await self._json(
+            "GET", path, query=query, accept=accept, body=None, request_timeout_seconds=request_timeout_seconds
+        )
+
+    async def post(
+        self, path: str, body: Mapping[str, Any], *, request_timeout_seconds: float | None = None
+    ) -> dict[str, Any]:
+        """POST a JSON body, return the JSON answer (e.g. a subresource request). Raises KubeError."""
+        return await self._json(
+            "POST", path, query=None, accept=JSON, body=body, request_timeout_seconds=request_timeout_seconds
+        )
+
+    async def stream_list(
+        self,
+        path: str,
+        on_items: Callable[[Items], None],
+        *,
+        query: Mapping[str, str] | None = None,
+        accept: str = JSON,
+        request_timeout_seconds: float | None = None,
+        batch_bytes: int = DEFAULT_BATCH_BYTES,
+    ) -> ListMeta:
+        """One list request, its items handed to `on_items` in bounded batches as the body streams in.
+
+        Items handed over before a failure must be thrown away by the caller: a KubeError means the
+        list as a whole did not arrive. Raises KubeError.
+        """
+        what = f"GET {path}"
+        response = await self._send(
+            "GET", path, query=query, accept=accept, body=None, request_timeout_seconds=request_timeout_seconds
+        )
+        splitter = ListSplitter(on_items, batch_bytes=batch_bytes)
+        try:
+            with _translating(what):
+                _require_json(response, what)
+                async for chunk in response.content.iter_chunked(_CHUNK):
+                    splitter.feed(chunk)
+                try:
+                    rest = splitter.finish()
+                except MalformedList as e:
+                    raise BadResponse(f"{what}: {e}") from e
+        finally:
+            response.close()
+        return _list_meta(rest, what)
+
+    async def list_all(
+        self,
+        path: str,
+        *,
+        query: Mapping[str, str] | None = None,
+        page_size: int = 500,
+        accept: str = JSON,
+        request_timeout_seconds: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """Every item, read in pages of `page_size` with limit/continue (a consistent snapshot).
+
+        Any failure of any page, including 410 Gone for an expired continue token, raises: a partial
+        list is never returned. Raises KubeError.
+        """
+        items: list[dict[str, Any]] = []
+        params = dict(query or {})
+        params["limit"] = str(page_size)
+        while True:
+            page = await self._json(
+                "GET", path, query=params, accept=accept, body=None, request_timeout_seconds=request_timeout_seconds
+            )
+            batch = page.get("items") or []
+            if not isinstance(batch, list):
+                raise BadResponse(f"GET {path}: the list's items are not an array")
+            items.extend(batch)
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+            params["continue"] = str(token)
+
+    async def _json(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None,
+        accept: str,
+        body: Mapping[str, Any] | None,
+        request_timeout_seconds: float | None,
+    ) -> dict[str, Any]:
+        what = f"{method} {path}"
+        response = await self._send(
+            method, path, query=query, accept=accept, body=body, request_timeout_seconds=request_timeout_seconds
+        )
+        try:
+            with _translating(what):
+                _require_json(response, what)
+                raw = await response.read()
+        finally:
+            response.close()
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            raise BadResponse(f"{what}: the body is not complete JSON ({e.msg} at byte {e.pos})") from e
+        if not isinstance(parsed, dict):
+            raise BadResponse(f"{what}: the body is not a JSON object")
+        return parsed
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str] | None,
+        accept: str,
+        body: Mapping[str, Any] | None,
+        request_timeout_seconds: float | None,
+    ) -> aiohttp.ClientResponse:
+        """Send one request; return the response once its headers arrived with a 2xx status."""
+        what = f"{method} {path}"
+        self.requests += 1
+        with _translating(what):
+            serialized = await self.api.param_serialize(
+                method=method,
+                resource_path=path,
+                query_params=list((query or {}).items()),
+                header_params={"Accept": accept, "Content-Type": JSON},
+                body=dict(body) if body is not None else None,
+                auth_settings=["BearerToken"],
+            )
+            rest = await self.api.call_api(
+                *serialized, _request_timeout=float(request_timeout_seconds or self.timeout_seconds)
+            )
+        response: aiohttp.ClientResponse = rest.response
+        if 200 <= response.status < 300:
+            return response
+        try:
+            with _translating(what):
+                detail = await response.content.read(_ERROR_BODY_LIMIT)
+        finally:
+            response.close()
+        raise _status_error(response.status, response.reason or "", detail, what)
+
+
+def _require_json(response: aiohttp.ClientResponse, what: str) -> None:
+    content_type = response.headers.get("Content-Type", "")
+    if not content_type.startswith(JSON):
+        raise BadResponse(f"{what}: expected JSON, got {truncate(content_type or 'no content type', 80)}")
+
+
+def _list_meta(rest: Mapping[str, Any], what: str) -> ListMeta:
+    if rest.get("kind") == "Status":
+        raise BadResponse(f"{what}: got a Status instead of a list: {truncate(str(rest.get('message', '')))}")
+    meta = rest.get("metadata") or {}
+    if not isinstance(meta, dict):
+        raise BadResponse(f"{what}: the list's metadata is not an object")
+    out: ListMeta = {}
+    if isinstance(meta.get("resourceVersion"), str):
+        out["resourceVersion"] = meta["resourceVersion"]
+    if isinstance(meta.get("remainingItemCount"), int):
+        out["remainingItemCount"] = meta["remainingItemCount"]
+    return out
+
+
+def _status_error(status: int, reason: str, detail: bytes, what: str) -> KubeError:
+    """The KubeError for an HTTP status, chained from the client's own ApiException for it."""
+    message = reason
+    try:
+        parsed = orjson.loads(detail)
+        if isinstance(parsed, dict) and parsed.get("message"):
+            message = str(parsed["message"])
+    except orjson.JSONDecodeError:
+        if detail:
+            message = detail.decode("utf-8", "replace")
+    cls = _BY_STATUS.get(status, ServerError)
+    error = cls(f"{what}: {status} {reason}: {truncate(message)}", status=status)
+    error.__cause__ = ApiException(status=status, reason=reason)
+    return error
+
+
+@contextlib.contextmanager
+def _translating(what: str) -> Iterator[None]:
+    """Re-raise what the client or aiohttp raised as a KubeError (cancellation passes untouched)."""
+    try:
+        yield
+    except KubeError:
+        raise
+    except Exception as e:
+        error = _translate(e, what)
+        if error is None:
+            raise
+        raise error from e
+
+
+def _translate(e: Exception, what: str) -> KubeError | None:  # noqa: PLR0911 - one return per family
+    """The KubeError for an exception of the client or aiohttp; None for anything else (a bug)."""
+    if isinstance(e, TimeoutError):
+        return Timeout(f"{what}: no complete answer in time")
+    if isinstance(e, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
+        return BadResponse(f"{what}: the body was cut off ({truncate(str(e) or type(e).__name__, 120)})")
+    if isinstance(e, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
+        return ConnectionFailed(f"{what}: TLS failed ({truncate(str(e), 120)})")
+    if isinstance(e, aiohttp.ClientConnectorError | aiohttp.ClientOSError | OSError):
+        return ConnectionFailed(f"{what}: cannot connect ({truncate(str(e), 120)})")
+    if isinstance(e, aiohttp.ClientResponseError):
+        return BadResponse(f"{what}: {truncate(str(e), 120)}")
+    if isinstance(e, aiohttp.ClientError):
+        return ConnectionFailed(f"{what}: {truncate(str(e) or type(e).__name__, 120)}")
+    if isinstance(e, ApiException):
+        return _BY_STATUS.get(e.status or 0, ServerError)(f"{what}: {e.status} {e.reason}", status=e.status)
+    if isinstance(e, OpenApiException):
+        return BadResponse(f"{what}: {truncate(str(e), 120)}")
+    return None

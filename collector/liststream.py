@@ -1,0 +1,157 @@
+"""Parse a Kubernetes list response in bounded batches while it streams in.
+
+A shoot's API server answers a `resourceVersion=0` list from its watch cache and, before 1.34,
+ignores `limit`: 150,000 pods arrive as one ~150 MB body. Parsed whole, that body costs several times
+its size in Python objects (DESIGN.md §11 asks for < 400 MB peak). `ListSplitter` sits between the
+HTTP stream (collector/kube.py) and the code that folds items into counts (collector/shoot.py): it
+cuts the byte stream at item boundaries, parses each batch of about `batch_bytes` with one
+`orjson.loads` and hands the items over, so only one batch is alive at a time.
+
+How items are found without a JSON tokenizer in Python (which would cost more than the parse):
+every item of one list is written by one encoder, so every item starts with the same bytes, e.g.
+`{"kind":"PartialObjectMetadata",` or `{"metadata":{"name":`. That marker is learned from the
+first item. It can never occur inside a JSON string (a raw `"` is always escaped there), only at an
+object start. If an object nested inside an item happens to start with the same bytes, a cut there
+leaves an unbalanced batch that `orjson` refuses; the splitter then tries an earlier cut and, failing
+that, stops splitting and parses the rest at the end (correct, just not bounded). A batch that parses
+is therefore always a run of whole items.
+
+The list's own fields (`metadata.resourceVersion`, `continue`) are parsed at the end from the
+bytes before the first item plus the bytes after the last batch. A body cut short therefore always
+fails at `finish()`, even when every batch before the cut parsed.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+
+Items = list[dict[str, Any]]
+
+DEFAULT_BATCH_BYTES = 4 << 20
+# Cuts to try, walking back from the last marker, before giving up on splitting this list.
+_CUT_ATTEMPTS = 3
+_ITEMS_KEY = re.compile(rb'"items"\s*:\s*\[\s*')
+# The first key of an item plus, when short, its string value or the first key of its object value.
+_MARKER = re.compile(rb'\{\s*"[^"\\]{1,64}"\s*:\s*(?:"[^"\\]{0,64}"\s*,|\{\s*"[^"\\]{1,64}"\s*:)?')
+_TRAILING = b" \t\r\n,"
+
+
+class MalformedList(ValueError):
+    """The body is not a JSON object (truncated, cut off, or not JSON at all)."""
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Turn the cyclic GC off around a parse (no await inside): it would rescan every new dict.
+
+    Parsed items are plain trees freed by reference counting; without this, allocating millions of
+    dicts triggers repeated generation scans that cost 2-3x the parse (reference notes B.5).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class ListSplitter:
+    """Feed the bytes of one list response; receive its items in batches; get the list's own fields."""
+
+    def __init__(self, on_items: Callable[[Items], None], *, batch_bytes: int = DEFAULT_BATCH_BYTES) -> None:
+        self._on_items = on_items
+        self._batch_bytes = batch_bytes
+        self._head: bytes | None = None  # everything up to and including `"items":[`
+        self._buf = bytearray()  # after the head: unparsed items (each batch starts at an item start)
+        self._marker: bytes | None = None
+        self._splitting = True
+        self.items_seen = 0
+        self.batches = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next bytes of the body; may hand over a batch of items."""
+        self._buf += chunk
+        if self._head is None:
+            found = _ITEMS_KEY.search(self._buf)
+            if found is None:
+                return
+            self._head = bytes(self._buf[: found.end()])
+            del self._buf[: found.end()]
+        if self._splitting and len(self._buf) >= self._batch_bytes:
+            self._cut()
+
+    def finish(self) -> dict[str, Any]:
+        """Parse what is left; hand over the last items; return the list without its items.
+
+        Raises MalformedList when the body is not one complete JSON object.
+        """
+        document = self._buf if self._head is None else self._head + self._buf
+        self._buf = bytearray()
+        with gc_paused():
+            try:
+                parsed = orjson.loads(document)
+            except orjson.JSONDecodeError as e:
+                raise MalformedList(f"the list body is not complete JSON ({e.msg} at byte {e.pos})") from None
+            del document
+            if not isinstance(parsed, dict):
+                raise MalformedList("the list body is not a JSON object")
+            items = parsed.pop("items", None)
+            if items is None:
+                items = []
+            if not isinstance(items, list):
+                raise MalformedList("the list's items are not an array")
+            self._deliver(items)
+        return parsed
+
+    def _cut(self) -> None:
+        if self._marker is None:
+            self._marker = self._learn_marker()
+            if self._marker is None:
+                return
+        end = len(self._buf)
+        for _ in range(_CUT_ATTEMPTS):
+            cut = self._buf.rfind(self._marker, 1, end)
+            if cut <= 0:
+                return  # one item larger than a batch: wait for more bytes
+            stop = cut
+            while stop > 0 and self._buf[stop - 1] in _TRAILING:
+                stop -= 1
+            batch = bytearray(b"[")
+            batch += memoryview(self._buf)[:stop]
+            batch += b"]"
+            with gc_paused():
+                try:
+                    items = orjson.loads(batch)
+                except orjson.JSONDecodeError:
+                    end = cut  # a nested object starts like an item: try the marker before it
+                    continue
+                finally:
+                    del batch
+                del self._buf[:cut]
+                self._deliver(items)
+                del items
+            return
+        self._splitting = False  # give up splitting this list; finish() parses the rest
+
+    def _learn_marker(self) -> bytes | None:
+        if self._buf[:1] == b"]":
+            self._splitting = False  # an empty list: nothing to split
+            return None
+        found = _MARKER.match(self._buf)
+        if found is None:
+            self._splitting = False
+            return None
+        return bytes(found.group(0))
+
+    def _deliver(self, items: Items) -> None:
+        if items:
+            self.items_seen += len(items)
+            self.batches += 1
+            self._on_items(items)

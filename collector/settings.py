@@ -1,0 +1,153 @@
+"""The settings of `cluster-worker`: one frozen object, built once from the environment by `main.py`.
+
+Groups follow the jobs of the process: the database, the Gardener connection both modes share, the
+inventory loop (DESIGN.md §7), the reconcile loop (§9) and the health port. Errors name the variable
+and the bad value (`SettingsError`). Every variable is listed in docs/collector.md and the README's
+configuration table.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.common.settings import (
+    DatabaseSettings,
+    SettingsError,
+    env_choice,
+    env_float,
+    env_int,
+    env_str,
+)
+
+ROLE = "fun_cluster_worker"
+WORKER_MODES = ("inventory", "reconcile")
+GARDENER_MODES = ("mock", "real")
+CREDENTIAL_KINDS = ("admin", "viewer")
+
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """This replica's share of the clusters: those whose stable hash modulo `count` is `index`."""
+
+    index: int = 0
+    count: int = 1
+
+    @classmethod
+    def parse(cls, name: str, raw: str) -> Shard:
+        match = _SHARD.match(raw)
+        if not match:
+            raise SettingsError(f"{name}={raw!r}: expected i/N, e.g. 0/3")
+        index, count = int(match.group(1)), int(match.group(2))
+        if count < 1 or index >= count:
+            raise SettingsError(f"{name}={raw!r}: needs N >= 1 and 0 <= i < N")
+        return cls(index, count)
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True, slots=True)
+class GardenerSettings:
+    """Where the garden is and which credential the collector asks it for."""
+
+    mode: str = "mock"
+    """GARDENER_MODE: `real` talks to the garden on GARDENER_KUBECONFIG; `mock` reads the database."""
+    kubeconfig: Path | None = None
+    """GARDENER_KUBECONFIG: path of the garden's kubeconfig; required when GARDENER_MODE=real."""
+    credential: str = "admin"
+    """INVENTORY_CREDENTIAL: `admin` mints shoots/adminkubeconfig, `viewer` shoots/viewerkubeconfig."""
+    credential_lifetime_seconds: int = 3600
+    """INVENTORY_CREDENTIAL_LIFETIME: seconds a minted shoot credential is asked to live (Gardener: >= 600)."""
+    request_timeout_seconds: float = 30.0
+    """GARDENER_TIMEOUT: seconds one request to the garden may take (a whole paged list takes several)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InventorySettings:
+    """The inventory loop (DESIGN.md §7)."""
+
+    interval_seconds: float = 900.0
+    """INVENTORY_INTERVAL: seconds between rounds; 900 (15 min) in production, 60 locally."""
+    workers: int = 4
+    """INVENTORY_WORKERS: clusters collected at the same time."""
+    timeout_seconds: float = 30.0
+    """INVENTORY_TIMEOUT: seconds one cluster may take for reading and storing together."""
+    failure_grace_seconds: float = 10.0
+    """Seconds recording a failed collection gets on top of INVENTORY_TIMEOUT (DESIGN.md §7; fixed)."""
+    shard: Shard = field(default_factory=Shard)
+    """INVENTORY_SHARD: `i/N` collects only the clusters whose stable hash modulo N is i; default 0/1."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileSettings:
+    """The reconcile loop (DESIGN.md §9)."""
+
+    interval_seconds: float = 300.0
+    """RECONCILE_INTERVAL: seconds between reconcile passes (5 min)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HealthSettings:
+    """The port for /livez, /readyz and /metrics."""
+
+    host: str = "127.0.0.1"
+    """BIND_HOST: address the health port binds to; loopback by default."""
+    port: int = 8097
+    """HEALTH_PORT: /livez, /readyz, /metrics; 0 picks a free port."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything `cluster-worker` is configured with."""
+
+    database: DatabaseSettings
+    mode: str = "inventory"
+    """WORKER_MODE: `inventory` (the collector) or `reconcile` (the Gardener mirror and drift)."""
+    gardener: GardenerSettings = field(default_factory=GardenerSettings)
+    inventory: InventorySettings = field(default_factory=InventorySettings)
+    reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
+    health: HealthSettings = field(default_factory=HealthSettings)
+    log_level: str = "info"
+    """LOG_LEVEL: debug, info, warning or error."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Settings:
+        """Read every variable; raise `SettingsError` naming the first bad one."""
+        workers = env_int(env, "INVENTORY_WORKERS", 4, minimum=1)
+        gardener_mode = env_choice(env, "GARDENER_MODE", "mock", GARDENER_MODES)
+        kubeconfig_raw = env_str(env, "GARDENER_KUBECONFIG", "")
+        kubeconfig = Path(kubeconfig_raw).expanduser() if kubeconfig_raw else None
+        if gardener_mode == "real" and kubeconfig is None:
+            raise SettingsError("GARDENER_KUBECONFIG is required when GARDENER_MODE=real")
+        if kubeconfig is not None and gardener_mode == "real" and not kubeconfig.is_file():
+            raise SettingsError(f"GARDENER_KUBECONFIG={kubeconfig_raw!r}: no such file")
+        shard_raw = env_str(env, "INVENTORY_SHARD", "")
+        return cls(
+            # Every worker may hold a connection while it stores, plus one for the loop itself.
+            database=DatabaseSettings.from_env(env, role=ROLE, pool_max=workers + 2, statement_timeout_ms=10_000),
+            mode=env_choice(env, "WORKER_MODE", "inventory", WORKER_MODES),
+            gardener=GardenerSettings(
+                mode=gardener_mode,
+                kubeconfig=kubeconfig,
+                credential=env_choice(env, "INVENTORY_CREDENTIAL", "admin", CREDENTIAL_KINDS),
+                credential_lifetime_seconds=env_int(env, "INVENTORY_CREDENTIAL_LIFETIME", 3600, minimum=600),
+                request_timeout_seconds=env_float(env, "GARDENER_TIMEOUT", 30.0, minimum=0.1),
+            ),
+            inventory=InventorySettings(
+                interval_seconds=env_float(env, "INVENTORY_INTERVAL", 900.0, minimum=1.0),
+                workers=workers,
+                timeout_seconds=env_float(env, "INVENTORY_TIMEOUT", 30.0, minimum=0.1),
+                shard=Shard.parse("INVENTORY_SHARD", shard_raw) if shard_raw else Shard(),
+            ),
+            reconcile=ReconcileSettings(interval_seconds=env_float(env, "RECONCILE_INTERVAL", 300.0, minimum=1.0)),
+            health=HealthSettings(
+                host=env_str(env, "BIND_HOST", "127.0.0.1"),
+                port=env_int(env, "HEALTH_PORT", 8097, minimum=0),
+            ),
+            log_level=env_choice(env, "LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
+        )
