@@ -1,0 +1,144 @@
+"""Assembling `platform-admin-api`: one pool, one service, DCIM authentication, served on both ports.
+
+    pool ─> FleetApi ─> RequestStack (request id → log + metrics → errors → DCIM auth)
+                         ├─ Connect + CORS for the DCIM origins, with credentials; /livez /readyz /metrics (HTTP_PORT)
+                         └─ gRPC: FleetService, reflection, grpc.health.v1 (GRPC_PORT)
+
+`running_fleet_api()` owns the lifecycle in order: open the pool, check the schema, start serving;
+and in reverse on the way out. `main.py` (the process) and the tests (in-process, port 0, a clock and
+token rules they choose) both use it, so what is tested is what runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from fundament.fleet.v1 import fleet_pb2
+from fundament.fleet.v1.fleet_connect import FleetServiceASGIApplication
+from psycopg_pool import AsyncConnectionPool
+
+from services.common.auth import DcimAuthenticator, DcimTokenRules, DcimTokenValidator
+from services.common.codecs import connect_codecs
+from services.common.db import SCHEMA_VERSION, make_pool, require_schema
+from services.common.errors import Unavailable
+from services.common.paging import PageTokens
+from services.common.serving import (
+    ApiServer,
+    ConnectStackInterceptor,
+    Readiness,
+    RequestStack,
+    grpc_generic_handler,
+    http_app,
+)
+from services.fleet.service import FleetApi
+from services.fleet.settings import FleetSettings
+
+logger = logging.getLogger(__name__)
+
+APPLICATION_NAME = "platform-admin-api"
+SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
+# Scripts send the DCIM token as a header; browsers send the dcim_auth cookie (credentials).
+EXTRA_REQUEST_HEADERS = ("authorization",)
+# Requests are small: filters and a page token.
+READ_MAX_BYTES = 64 * 1024
+
+
+class SchemaTooOld(RuntimeError):
+    """The database answered, with a schema older than this release needs: refuse to start."""
+
+
+@dataclass(frozen=True)
+class RunningFleetApi:
+    """The parts of a running `platform-admin-api`, for `main.py` and the tests."""
+
+    settings: FleetSettings
+    pool: AsyncConnectionPool
+    service: FleetApi
+    server: ApiServer
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def _check_schema_at_start(pool: AsyncConnectionPool) -> None:
+    """Raise `SchemaTooOld` if the database answers with an old schema; an unreachable one only delays readiness."""
+    try:
+        version = await require_schema(pool, SCHEMA_VERSION)
+    except Unavailable as e:
+        raise SchemaTooOld(e.message) from e
+    except Exception as e:  # unreachable or refusing: serve anyway, /readyz says "not ready" until it answers
+        logger.warning("database not reachable at start", extra={"cause": type(e).__name__, "error": str(e)[:300]})
+        return
+    logger.info("database schema checked", extra={"schema_version": version})
+
+
+def _readiness(pool: AsyncConnectionPool) -> Readiness:
+    """Ready once the database answered once with a schema new enough (then it stays ready)."""
+
+    async def database_answered() -> bool:
+        try:
+            await require_schema(pool, SCHEMA_VERSION)
+        except Unavailable as e:
+            logger.error("database schema too old", extra={"error": e.message})
+            return False
+        return True
+
+    return Readiness(database_answered)
+
+
+def build_server(
+    settings: FleetSettings, pool: AsyncConnectionPool, rules: DcimTokenRules, clock: Callable[[], datetime]
+) -> tuple[FleetApi, ApiServer]:
+    """The service and both its ports over `pool`; every FleetService method needs a DCIM token."""
+    # Page tokens are signed with a key derived from the JWT secret, so every replica accepts every
+    # replica's tokens without another secret to distribute.
+    service = FleetApi(pool, PageTokens.derived_from(rules.secret), clock)
+    stack = RequestStack(authenticate=DcimAuthenticator(DcimTokenValidator(rules)))
+    connect = FleetServiceASGIApplication(
+        service, interceptors=[ConnectStackInterceptor(stack)], codecs=connect_codecs(), read_max_bytes=READ_MAX_BYTES
+    )
+    readiness = _readiness(pool)
+    asgi = http_app(
+        connect,
+        connect.path,
+        readiness,
+        origins=settings.http.origins,
+        allow_credentials=True,
+        extra_request_headers=EXTRA_REQUEST_HEADERS,
+    )
+    server = ApiServer(
+        settings.http, asgi, [grpc_generic_handler(service, SERVICE, stack)], [SERVICE.full_name], readiness
+    )
+    return service, server
+
+
+@asynccontextmanager
+async def running_fleet_api(
+    settings: FleetSettings,
+    *,
+    rules: DcimTokenRules | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> AsyncIterator[RunningFleetApi]:
+    """Serve until the block ends; raises `SchemaTooOld` before serving when the schema is too old.
+
+    `rules` defaults to the production token rules of `settings` (tests may pass others).
+    """
+    # The pool gives up a failed reconnection at once instead of backing off in the background for
+    # minutes: the next caller's request then connects afresh, so a restarted database is used at once.
+    pool = make_pool(settings.database, application_name=APPLICATION_NAME, reconnect_timeout_seconds=0.0)
+    await pool.open(wait=False)
+    try:
+        await _check_schema_at_start(pool)
+        service, server = build_server(settings, pool, rules or settings.auth.token_rules(), clock)
+        await server.start()
+        try:
+            yield RunningFleetApi(settings, pool, service, server)
+        finally:
+            await server.stop()
+    finally:
+        await pool.close()

@@ -1,0 +1,379 @@
+"""Rows in, fleet.v1 messages out: the only place that builds the staff API's protobuf messages.
+
+    queries.py rows ──> convert ──> fleet_pb2 messages
+    request enums   ──> convert ──> clusterstatus values / drift kind names (for SQL)
+
+Status and staleness are derived here from each row with `services.common.clusterstatus` (the one
+definition, DESIGN.md §4), at the instant `now` the service read the database with. Enums, times and
+ages each go through one small function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from fundament.fleet.v1 import fleet_pb2
+from google.protobuf import struct_pb2
+
+from services.common import clusterstatus
+from services.common.clusterstatus import ClusterStatus
+from services.common.errors import InvalidArgument
+from services.fleet import queries
+
+DRIFT_KINDS = ("orphan_shoot", "shoot_of_deleted_cluster", "missing_shoot", "version_mismatch", "organization_mismatch")
+
+
+# ---- enums and scalars
+
+
+# Each enum is mapped by name once, at import: a member missing on either side fails loudly here.
+_STATUS_TO_PROTO: dict[ClusterStatus, fleet_pb2.ClusterStatus] = {
+    status: getattr(fleet_pb2, f"CLUSTER_STATUS_{status.name}") for status in ClusterStatus
+}
+_KIND_TO_PROTO: dict[str, fleet_pb2.DriftKind] = {
+    kind: getattr(fleet_pb2, f"DRIFT_KIND_{kind.upper()}") for kind in DRIFT_KINDS
+}
+
+
+def status_to_proto(status: ClusterStatus) -> fleet_pb2.ClusterStatus:
+    return _STATUS_TO_PROTO[status]
+
+
+def statuses_from_proto(values: Iterable[int]) -> tuple[str, ...] | None:
+    """Requested statuses as clusterstatus values (sorted, unique); None for "all". Raises InvalidArgument."""
+    wanted: set[str] = set()
+    for value in values:
+        try:
+            name = fleet_pb2.ClusterStatus.Name(value)
+        except ValueError:
+            raise InvalidArgument(f"statuses: {value} is not a ClusterStatus") from None
+        if value == fleet_pb2.CLUSTER_STATUS_UNSPECIFIED:
+            raise InvalidArgument("statuses: CLUSTER_STATUS_UNSPECIFIED is not a status")
+        wanted.add(ClusterStatus[name.removeprefix("CLUSTER_STATUS_")].value)
+    return tuple(sorted(wanted)) if wanted else None
+
+
+def kind_to_proto(kind: str) -> fleet_pb2.DriftKind:
+    return _KIND_TO_PROTO[kind]
+
+
+def kind_from_proto(value: int) -> str | None:
+    """A DriftKind filter as the database's kind name; None for UNSPECIFIED (every kind)."""
+    if value == fleet_pb2.DRIFT_KIND_UNSPECIFIED:
+        return None
+    try:
+        name = fleet_pb2.DriftKind.Name(value)
+    except ValueError:
+        raise InvalidArgument(f"kind: {value} is not a DriftKind") from None
+    return name.removeprefix("DRIFT_KIND_").lower()
+
+
+def age_seconds(then: datetime, now: datetime) -> int:
+    """Whole seconds from `then` to `now`; never negative (a clock a little ahead is not the future)."""
+    return max(0, int((now - then).total_seconds()))
+
+
+def text(value: object | None) -> str:
+    return "" if value is None else str(value)
+
+
+def details_struct(details: dict[str, Any]) -> struct_pb2.Struct:
+    struct = struct_pb2.Struct()
+    struct.update(details)
+    return struct
+
+
+# ---- clusters
+
+
+def row_status(row: queries.ClusterRow) -> ClusterStatus:
+    return clusterstatus.cluster_status(
+        deleted=row.deleted is not None,
+        sync_status=row.sync_status,
+        shoot_status=row.shoot_status,
+        shoot_operation=row.shoot_operation,
+        ever_completed=row.first_completed is not None,
+    )
+
+
+def row_is_stale(row: queries.ClusterRow, now: datetime) -> bool:
+    ready = clusterstatus.is_ready(
+        cluster_deleted=row.deleted is not None,
+        organization_deleted=row.organization_deleted,
+        organization_id=row.organization_id,
+        shoot_status=row.shoot_status,
+    )
+    return clusterstatus.is_stale(
+        ready=ready,
+        observed=row.observed,
+        ready_since=row.shoot_status_changed,
+        interval_seconds=row.inventory_interval_seconds,
+        collector_since=row.inventory_since,
+        now=now,
+    )
+
+
+def cluster_snapshot(row: queries.ClusterRow, now: datetime) -> fleet_pb2.ClusterSnapshot | None:
+    if not row.collected:
+        return None
+    return fleet_pb2.ClusterSnapshot(
+        observed=row.observed,
+        age_seconds=age_seconds(row.observed, now) if row.observed is not None else 0,
+        nodes=row.nodes or 0,
+        ready_nodes=row.ready_nodes or 0,
+        pods=row.pods or 0,
+        allocatable_pods=row.allocatable_pods or 0,
+        cpu_allocatable_millicores=row.cpu_allocatable_millicores or 0,
+        memory_allocatable_bytes=row.memory_allocatable_bytes or 0,
+        last_error=text(row.last_error),
+        last_error_at=row.last_error_at,
+    )
+
+
+def cluster_summary(row: queries.ClusterRow, now: datetime) -> fleet_pb2.ClusterSummary:
+    return fleet_pb2.ClusterSummary(
+        id=str(row.id),
+        name=row.name,
+        organization_id=str(row.organization_id),
+        organization_name=row.organization_name,
+        organization_alias=row.organization_alias,
+        region=row.region,
+        kubernetes_version=row.kubernetes_version,
+        observed_kubernetes_version=text(row.observed_kubernetes_version),
+        status=status_to_proto(row_status(row)),
+        snapshot=cluster_snapshot(row, now),
+        stale=row_is_stale(row, now),
+        open_drift_findings=row.open_drift_findings,
+        created=row.created,
+        deleted=row.deleted,
+        shoot_status_changed=row.shoot_status_changed,
+    )
+
+
+def list_clusters_response(
+    rows: Sequence[queries.ClusterRow], now: datetime, next_page_token: str
+) -> fleet_pb2.ListClustersResponse:
+    return fleet_pb2.ListClustersResponse(
+        clusters=[cluster_summary(row, now) for row in rows], next_page_token=next_page_token
+    )
+
+
+def sync_state(row: queries.ClusterDetailRow) -> fleet_pb2.SyncState | None:
+    if row.sync_status is None:
+        return None
+    return fleet_pb2.SyncState(
+        sync_status=row.sync_status,
+        sync_attempts=row.sync_attempts or 0,
+        sync_error=text(row.sync_error),
+        sync_updated=row.sync_updated,
+        first_completed=row.first_completed,
+        shoot_status=text(row.shoot_status),
+        shoot_operation=text(row.shoot_operation),
+        shoot_message=text(row.shoot_message),
+        shoot_status_changed=row.shoot_status_changed,
+    )
+
+
+def node_pool(row: queries.NodePoolRow) -> fleet_pb2.NodePool:
+    snapshot = None
+    if row.observed is not None:
+        snapshot = fleet_pb2.NodePoolSnapshot(
+            observed=row.observed, nodes=row.nodes or 0, ready_nodes=row.ready_nodes or 0
+        )
+    return fleet_pb2.NodePool(
+        id=str(row.id),
+        name=row.name,
+        machine_type=row.machine_type,
+        autoscale_min=row.autoscale_min,
+        autoscale_max=row.autoscale_max,
+        snapshot=snapshot,
+    )
+
+
+def project(row: queries.ProjectRow) -> fleet_pb2.Project:
+    return fleet_pb2.Project(id=str(row.id), name=row.name, alias=row.alias, namespaces=row.namespaces)
+
+
+def namespace(row: queries.NamespaceRow) -> fleet_pb2.Namespace:
+    snapshot = None
+    if row.observed is not None:
+        snapshot = fleet_pb2.NamespaceSnapshot(observed=row.observed, pods=row.pods or 0)
+    return fleet_pb2.Namespace(
+        id=str(row.id),
+        name=row.name,
+        project_id=str(row.project_id),
+        project_name=row.project_name,
+        snapshot=snapshot,
+    )
+
+
+def ledger_count(row: queries.LedgerCountRow) -> fleet_pb2.LedgerCount:
+    return fleet_pb2.LedgerCount(
+        resource_type=row.resource_type, active=row.active, active_billable=row.active_billable
+    )
+
+
+def get_cluster_response(
+    cluster: queries.ClusterDetailRow,
+    *,
+    node_pools: Sequence[queries.NodePoolRow],
+    projects: Sequence[queries.ProjectRow],
+    namespaces: Sequence[queries.NamespaceRow],
+    findings: Sequence[queries.FindingRow],
+    ledger: Sequence[queries.LedgerCountRow],
+    now: datetime,
+) -> fleet_pb2.GetClusterResponse:
+    return fleet_pb2.GetClusterResponse(
+        cluster=cluster_summary(cluster, now),
+        node_pools=[node_pool(row) for row in node_pools],
+        projects=[project(row) for row in projects],
+        namespaces=[namespace(row) for row in namespaces],
+        open_findings=[drift_finding(row) for row in findings],
+        ledger=[ledger_count(row) for row in ledger],
+        sync=sync_state(cluster),
+    )
+
+
+# ---- organizations, findings, ledger
+
+
+def organization_summary(row: queries.OrganizationRow) -> fleet_pb2.OrganizationSummary:
+    return fleet_pb2.OrganizationSummary(
+        id=str(row.id),
+        name=row.name,
+        alias=row.alias,
+        listed_publicly=row.listed_publicly,
+        created=row.created,
+        deleted=row.deleted,
+        clusters=row.clusters,
+        projects=row.projects,
+        namespaces=row.namespaces,
+        ready_nodes=row.ready_nodes,
+        pods=row.pods,
+        clusters_needing_attention=row.clusters_needing_attention,
+    )
+
+
+def list_organizations_response(
+    rows: Sequence[queries.OrganizationRow], next_page_token: str
+) -> fleet_pb2.ListOrganizationsResponse:
+    return fleet_pb2.ListOrganizationsResponse(
+        organizations=[organization_summary(row) for row in rows], next_page_token=next_page_token
+    )
+
+
+def drift_finding(row: queries.FindingRow) -> fleet_pb2.DriftFinding:
+    return fleet_pb2.DriftFinding(
+        id=str(row.id),
+        kind=kind_to_proto(row.kind),
+        subject=row.subject,
+        cluster_id=text(row.cluster_id),
+        cluster_name=text(row.cluster_name),
+        organization_id=text(row.organization_id),
+        organization_name=text(row.organization_name),
+        shoot_uid=text(row.shoot_uid),
+        shoot_name=text(row.shoot_name),
+        shoot_namespace=text(row.shoot_namespace),
+        details=details_struct(row.details),
+        first_detected=row.first_detected,
+        last_detected=row.last_detected,
+    )
+
+
+def list_drift_findings_response(
+    rows: Sequence[queries.FindingRow], next_page_token: str
+) -> fleet_pb2.ListDriftFindingsResponse:
+    return fleet_pb2.ListDriftFindingsResponse(
+        findings=[drift_finding(row) for row in rows], next_page_token=next_page_token
+    )
+
+
+def infrastructure_resource(row: queries.ResourceRow) -> fleet_pb2.InfrastructureResource:
+    return fleet_pb2.InfrastructureResource(
+        id=str(row.id),
+        cluster_id=str(row.cluster_id),
+        cluster_name=row.cluster_name,
+        organization_name=row.organization_name,
+        resource_type=row.resource_type,
+        resource_id=text(row.resource_id),
+        name=row.name,
+        namespace=row.namespace,
+        billable=row.billable,
+        created=row.created,
+        last_seen=row.last_seen,
+        destroyed=row.destroyed,
+    )
+
+
+def list_infrastructure_resources_response(
+    rows: Sequence[queries.ResourceRow], next_page_token: str
+) -> fleet_pb2.ListInfrastructureResourcesResponse:
+    return fleet_pb2.ListInfrastructureResourcesResponse(
+        resources=[infrastructure_resource(row) for row in rows], next_page_token=next_page_token
+    )
+
+
+# ---- the summary
+
+
+def clusters_by_status(groups: Sequence[queries.StatusInputsRow]) -> dict[ClusterStatus, int]:
+    """Live clusters per status, derived in Python from the groups of status inputs SQL counted."""
+    counts: dict[ClusterStatus, int] = {}
+    for group in groups:
+        status = clusterstatus.cluster_status(
+            deleted=False,
+            sync_status=group.sync_status,
+            shoot_status=group.shoot_status,
+            shoot_operation=group.shoot_operation,
+            ever_completed=group.ever_completed,
+        )
+        counts[status] = counts.get(status, 0) + group.clusters
+    return counts
+
+
+def fleet_summary_response(
+    totals: queries.FleetTotalsRow,
+    status_groups: Sequence[queries.StatusInputsRow],
+    kinds: Sequence[queries.KindCountRow],
+    loops: Sequence[queries.LoopRow],
+    now: datetime,
+) -> fleet_pb2.GetFleetSummaryResponse:
+    per_status = clusters_by_status(status_groups)
+    return fleet_pb2.GetFleetSummaryResponse(
+        organizations=totals.organizations,
+        organizations_listed=totals.organizations_listed,
+        clusters=totals.clusters,
+        projects=totals.projects,
+        namespaces=totals.namespaces,
+        clusters_ready=totals.clusters_ready,
+        nodes=totals.nodes,
+        ready_nodes=totals.ready_nodes,
+        pods=totals.pods,
+        allocatable_pods=totals.allocatable_pods,
+        cpu_allocatable_millicores=totals.cpu_allocatable_millicores,
+        memory_allocatable_bytes=totals.memory_allocatable_bytes,
+        clusters_by_status=[
+            fleet_pb2.ClusterStatusCount(status=status_to_proto(status), clusters=count)
+            for status, count in sorted(per_status.items(), key=lambda item: status_to_proto(item[0]))
+            if count
+        ],
+        clusters_needing_attention=sum(
+            count for status, count in per_status.items() if clusterstatus.needs_attention(status)
+        ),
+        clusters_stale=totals.clusters_stale,
+        open_findings_by_kind=[
+            fleet_pb2.DriftKindCount(kind=kind_to_proto(row.kind), findings=row.findings) for row in kinds
+        ],
+        loops=[
+            fleet_pb2.LoopFreshness(
+                loop=row.loop,
+                last_completed=row.last_completed,
+                interval_seconds=row.interval_seconds,
+                age_seconds=age_seconds(row.last_completed, now),
+            )
+            for row in loops
+        ],
+        read=now,
+    )

@@ -1,0 +1,388 @@
+"""Typed functions for the named blocks of `queries.sql`, the only SQL `platform-admin-api` runs.
+
+Each function takes a connection (the caller owns the transaction scope) and keyword arguments and
+returns frozen rows. Statements run unprepared (`prepare=False`): their optional filters are
+`(%(x)s IS NULL OR ...)`, and only a plan made for the actual values drops the unused ones and picks
+the index that serves the used ones. A generic prepared plan would keep every branch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import class_row
+
+from services.common.db import load_queries
+
+QUERIES = load_queries(Path(__file__).with_name("queries.sql"))
+
+# Sentinel keys that sort before every row: the first page is "after" them (see queries.sql).
+NIL_UUID = UUID(int=0)
+BEFORE_ANY_TEXT = ""
+BEFORE_ANY_TIME = "-infinity"
+
+R = TypeVar("R")
+
+
+async def _all(conn: psycopg.AsyncConnection[Any], name: str, row: type[R], params: Mapping[str, object]) -> list[R]:
+    async with conn.cursor(row_factory=class_row(row)) as cur:
+        await cur.execute(QUERIES[name].sql, params, prepare=False)
+        return await cur.fetchall()
+
+
+async def begin_consistent_read(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Make the rest of the transaction one read-only snapshot (call before any other query)."""
+    await conn.execute(QUERIES["begin_consistent_read"].sql, prepare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class OrganizationRow:
+    id: UUID
+    name: str
+    alias: str
+    listed_publicly: bool
+    created: datetime
+    deleted: datetime | None
+    clusters: int
+    projects: int
+    namespaces: int
+    ready_nodes: int
+    pods: int
+    clusters_needing_attention: int
+
+
+async def list_organizations(
+    conn: psycopg.AsyncConnection[Any], *, after: tuple[str, UUID] | None, limit: int
+) -> list[OrganizationRow]:
+    """Organizations after `after` = (name, id), at most `limit`."""
+    name, id_ = after or (BEFORE_ANY_TEXT, NIL_UUID)
+    return await _all(
+        conn, "list_organizations", OrganizationRow, {"after_name": name, "after_id": id_, "limit": limit}
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterRow:
+    """A cluster with everything its status, staleness and summary derive from."""
+
+    id: UUID
+    name: str
+    organization_id: UUID
+    organization_name: str
+    organization_alias: str
+    organization_deleted: bool
+    region: str
+    kubernetes_version: str
+    observed_kubernetes_version: str | None
+    created: datetime
+    deleted: datetime | None
+    sync_status: str | None
+    shoot_status: str | None
+    shoot_operation: str | None
+    first_completed: datetime | None
+    shoot_status_changed: datetime | None
+    collected: bool
+    observed: datetime | None
+    nodes: int | None
+    ready_nodes: int | None
+    pods: int | None
+    allocatable_pods: int | None
+    cpu_allocatable_millicores: int | None
+    memory_allocatable_bytes: int | None
+    last_error: str | None
+    last_error_at: datetime | None
+    open_drift_findings: int
+    inventory_interval_seconds: int | None
+    inventory_since: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterFilters:
+    """ListClusters' filters, normalized; None means "no filter"."""
+
+    organization_id: UUID | None = None
+    statuses: tuple[str, ...] | None = None
+    needs_attention: bool = False
+    stale: bool = False
+    region: str | None = None
+    include_deleted: bool = False
+
+
+async def list_clusters(
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    filters: ClusterFilters,
+    now: datetime,
+    after: tuple[str, UUID] | None,
+    limit: int,
+) -> list[ClusterRow]:
+    """Clusters matching `filters` after `after` = (name, id), at most `limit`."""
+    name, id_ = after or (BEFORE_ANY_TEXT, NIL_UUID)
+    params = {
+        "organization_id": filters.organization_id,
+        "statuses": list(filters.statuses) if filters.statuses is not None else None,
+        "needs_attention": filters.needs_attention,
+        "stale": filters.stale,
+        "region": filters.region,
+        "include_deleted": filters.include_deleted,
+        "now": now,
+        "after_name": name,
+        "after_id": id_,
+        "limit": limit,
+    }
+    return await _all(conn, "list_clusters", ClusterRow, params)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterDetailRow(ClusterRow):
+    """A cluster row plus the rest of its sync state."""
+
+    sync_attempts: int | None
+    sync_error: str | None
+    sync_updated: datetime | None
+    shoot_message: str | None
+
+
+async def get_cluster(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> ClusterDetailRow | None:
+    """One cluster (live or deleted) of any organization but the system one; None when there is none."""
+    rows = await _all(conn, "get_cluster", ClusterDetailRow, {"cluster_id": cluster_id})
+    return rows[0] if rows else None
+
+
+@dataclass(frozen=True, slots=True)
+class NodePoolRow:
+    id: UUID
+    name: str
+    machine_type: str
+    autoscale_min: int
+    autoscale_max: int
+    observed: datetime | None
+    nodes: int | None
+    ready_nodes: int | None
+
+
+async def cluster_node_pools(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> list[NodePoolRow]:
+    """Live node pools of a cluster by name, with snapshots."""
+    return await _all(conn, "cluster_node_pools", NodePoolRow, {"cluster_id": cluster_id})
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRow:
+    id: UUID
+    name: str
+    alias: str
+    namespaces: int
+
+
+async def cluster_projects(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> list[ProjectRow]:
+    """Live projects of a cluster by name, with their live namespace counts."""
+    return await _all(conn, "cluster_projects", ProjectRow, {"cluster_id": cluster_id})
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceRow:
+    id: UUID
+    name: str
+    project_id: UUID
+    project_name: str
+    observed: datetime | None
+    pods: int | None
+
+
+async def cluster_namespaces(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> list[NamespaceRow]:
+    """Live namespaces of live projects of a cluster, by project name then name, with pod counts."""
+    return await _all(conn, "cluster_namespaces", NamespaceRow, {"cluster_id": cluster_id})
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    id: UUID
+    kind: str
+    subject: str
+    cluster_id: UUID | None
+    cluster_name: str | None
+    organization_id: UUID | None
+    organization_name: str | None
+    shoot_uid: UUID | None
+    shoot_name: str | None
+    shoot_namespace: str | None
+    details: dict[str, Any]
+    first_detected: datetime
+    last_detected: datetime
+
+
+async def cluster_open_findings(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> list[FindingRow]:
+    """Open drift findings about one cluster by first_detected."""
+    return await _all(conn, "cluster_open_findings", FindingRow, {"cluster_id": cluster_id})
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerCountRow:
+    resource_type: str
+    active: int
+    active_billable: int
+
+
+async def cluster_ledger_counts(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> list[LedgerCountRow]:
+    """Active ledger rows of a cluster per resource type."""
+    return await _all(conn, "cluster_ledger_counts", LedgerCountRow, {"cluster_id": cluster_id})
+
+
+@dataclass(frozen=True, slots=True)
+class FindingFilters:
+    """ListDriftFindings' filters, normalized; None means "no filter"."""
+
+    kind: str | None = None
+    organization_id: UUID | None = None
+    cluster_id: UUID | None = None
+
+
+async def list_drift_findings(
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    filters: FindingFilters,
+    after: tuple[datetime, UUID] | None,
+    limit: int,
+) -> list[FindingRow]:
+    """Open findings matching `filters` after `after` = (first_detected, id), at most `limit`."""
+    first_detected: datetime | str
+    first_detected, id_ = after or (BEFORE_ANY_TIME, NIL_UUID)
+    params = {
+        "kind": filters.kind,
+        "organization_id": filters.organization_id,
+        "cluster_id": filters.cluster_id,
+        "after_first_detected": first_detected,
+        "after_id": id_,
+        "limit": limit,
+    }
+    return await _all(conn, "list_drift_findings", FindingRow, params)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRow:
+    id: UUID
+    cluster_id: UUID
+    cluster_name: str
+    organization_name: str
+    resource_type: str
+    resource_id: str | None
+    name: str
+    namespace: str
+    billable: bool
+    created: datetime
+    last_seen: datetime
+    destroyed: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceFilters:
+    """ListInfrastructureResources' filters, normalized; None means "no filter"."""
+
+    cluster_id: UUID | None = None
+    resource_type: str | None = None
+    billable: bool | None = None
+    include_destroyed: bool = False
+
+
+ResourceKey = tuple[UUID, str, str, str, UUID]
+
+
+async def list_infrastructure_resources(
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    filters: ResourceFilters,
+    after: ResourceKey | None,
+    limit: int,
+) -> list[ResourceRow]:
+    """Ledger rows matching `filters` after `after` = (cluster_id, type, namespace, name, id)."""
+    cluster_id, resource_type, namespace, name, id_ = after or (
+        NIL_UUID,
+        BEFORE_ANY_TEXT,
+        BEFORE_ANY_TEXT,
+        BEFORE_ANY_TEXT,
+        NIL_UUID,
+    )
+    params = {
+        "cluster_id": filters.cluster_id,
+        "resource_type": filters.resource_type,
+        "billable": filters.billable,
+        "include_destroyed": filters.include_destroyed,
+        "after_cluster_id": cluster_id,
+        "after_resource_type": resource_type,
+        "after_namespace": namespace,
+        "after_name": name,
+        "after_id": id_,
+        "limit": limit,
+    }
+    return await _all(conn, "list_infrastructure_resources", ResourceRow, params)
+
+
+@dataclass(frozen=True, slots=True)
+class FleetTotalsRow:
+    organizations: int
+    organizations_listed: int
+    clusters: int
+    projects: int
+    namespaces: int
+    clusters_ready: int
+    nodes: int
+    ready_nodes: int
+    pods: int
+    allocatable_pods: int
+    cpu_allocatable_millicores: int
+    memory_allocatable_bytes: int
+    clusters_stale: int
+
+
+async def fleet_totals(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> FleetTotalsRow:
+    """Platform-wide totals, with staleness judged at `now`."""
+    rows = await _all(conn, "fleet_totals", FleetTotalsRow, {"now": now})
+    return rows[0]
+
+
+@dataclass(frozen=True, slots=True)
+class StatusInputsRow:
+    sync_status: str | None
+    shoot_status: str | None
+    shoot_operation: str | None
+    ever_completed: bool
+    clusters: int
+
+
+async def fleet_status_inputs(conn: psycopg.AsyncConnection[Any]) -> list[StatusInputsRow]:
+    """Live clusters grouped by the inputs of their status."""
+    return await _all(conn, "fleet_status_inputs", StatusInputsRow, {})
+
+
+@dataclass(frozen=True, slots=True)
+class KindCountRow:
+    kind: str
+    findings: int
+
+
+async def open_findings_by_kind(conn: psycopg.AsyncConnection[Any]) -> list[KindCountRow]:
+    """Open findings per kind."""
+    return await _all(conn, "open_findings_by_kind", KindCountRow, {})
+
+
+@dataclass(frozen=True, slots=True)
+class LoopRow:
+    loop: str
+    last_completed: datetime
+    interval_seconds: int
+
+
+async def loop_freshness(conn: psycopg.AsyncConnection[Any]) -> list[LoopRow]:
+    """Each worker loop's last pass and interval."""
+    return await _all(conn, "loop_freshness", LoopRow, {})
+
+
+def query_names() -> Sequence[str]:
+    """Every named block (a test prepares each one against the migrated schema)."""
+    return tuple(QUERIES)

@@ -1,0 +1,431 @@
+-- The SQL of platform-admin-api (fleet.v1), run as fun_platform_admin_api (read only). Loaded once by
+-- services/fleet/queries.py; one typed function per block.
+--
+-- Conventions of every block:
+-- - the system organization is left out through tenant.system_organization_id();
+-- - List blocks page by keyset: `(sort key) > (%(after_...)s)` in the order of an index, LIMIT the page
+--   size plus one (the extra row says whether more follow). The first page passes a sentinel key that
+--   sorts before every row ('' for names, the nil UUID, '-infinity'), so there is one plan shape and no
+--   OR that would hide the index from the planner;
+-- - optional filters are `(%(x)s IS NULL OR ...)`: queries.py executes them unprepared, so each call is
+--   planned with its own values and a NULL filter folds away;
+-- - status, readiness and staleness go through the SQL twins of services/common/clusterstatus.py
+--   (db/migrations/0004_cluster_status.sql); the time is %(now)s, the service's clock, so SQL and Python
+--   judge staleness at the same instant. The service computes the status it returns in Python.
+
+-- name: begin_consistent_read
+-- Called by FleetApi.get_cluster and get_fleet_summary before their several queries: one snapshot
+-- for all of them, so the parts of one answer agree with each other. Must run first in the transaction.
+SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
+
+-- name: list_organizations
+-- Called by FleetApi.list_organizations: one page of organizations (live and deleted) by (name, id).
+-- The counts are per row of the page (LATERAL), so a page costs the same at any depth.
+SELECT o.id,
+       o.name,
+       o.alias,
+       o.listed_publicly,
+       o.created,
+       o.deleted,
+       coalesce(counts.clusters, 0)::integer AS clusters,
+       coalesce(counts.projects, 0)::integer AS projects,
+       coalesce(counts.namespaces, 0)::integer AS namespaces,
+       coalesce(counts.ready_nodes, 0)::bigint AS ready_nodes,
+       coalesce(counts.pods, 0)::bigint AS pods,
+       coalesce(counts.clusters_needing_attention, 0)::integer AS clusters_needing_attention
+FROM tenant.organizations AS o
+LEFT JOIN LATERAL (
+    SELECT count(*) AS clusters,
+           sum(per_cluster.projects) AS projects,
+           sum(per_cluster.namespaces) AS namespaces,
+           sum(snap.ready_nodes) FILTER (WHERE tenant.cluster_is_ready(false, false, o.id, s.shoot_status))
+               AS ready_nodes,
+           sum(snap.pods) FILTER (WHERE tenant.cluster_is_ready(false, false, o.id, s.shoot_status)) AS pods,
+           count(*) FILTER (WHERE tenant.cluster_needs_attention(tenant.cluster_status(
+               false, s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed IS NOT NULL
+           ))) AS clusters_needing_attention
+    FROM tenant.clusters AS c
+    LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+    LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
+    LEFT JOIN LATERAL (
+        SELECT count(*) AS projects, sum(ns.namespaces) AS namespaces
+        FROM tenant.projects AS p
+        LEFT JOIN LATERAL (
+            SELECT count(*) AS namespaces
+            FROM tenant.namespaces AS n
+            WHERE n.project_id = p.id AND n.deleted IS NULL
+        ) AS ns ON true
+        WHERE p.cluster_id = c.id AND p.deleted IS NULL
+    ) AS per_cluster ON true
+    WHERE c.organization_id = o.id AND c.deleted IS NULL
+) AS counts ON o.deleted IS NULL
+WHERE o.id <> tenant.system_organization_id()
+  AND (o.name, o.id) > (%(after_name)s::text, %(after_id)s::uuid)
+ORDER BY o.name, o.id
+LIMIT %(limit)s;
+
+-- name: list_clusters
+-- Called by FleetApi.list_clusters: one page of clusters by (name, id) with the inputs of status and
+-- staleness, the latest snapshot, the observed version and the open drift count. Filters combine
+-- with AND; without include_deleted only live clusters of live organizations are listed.
+WITH inventory AS (
+    SELECT hb.interval_seconds, hb.first_completed
+    FROM tenant.worker_heartbeats AS hb
+    WHERE hb.loop = 'inventory'
+)
+SELECT c.id,
+       c.name,
+       c.organization_id,
+       o.name AS organization_name,
+       o.alias AS organization_alias,
+       o.deleted IS NOT NULL AS organization_deleted,
+       c.region,
+       c.kubernetes_version,
+       (SELECT sh.kubernetes_version
+        FROM tenant.gardener_shoots AS sh
+        WHERE sh.cluster_id = c.id AND sh.deleted IS NULL
+        ORDER BY sh.last_seen DESC, sh.uid
+        LIMIT 1) AS observed_kubernetes_version,
+       c.created,
+       c.deleted,
+       s.sync_status,
+       s.shoot_status,
+       s.shoot_operation,
+       s.first_completed,
+       s.shoot_status_changed,
+       snap.cluster_id IS NOT NULL AS collected,
+       snap.observed,
+       snap.nodes,
+       snap.ready_nodes,
+       snap.pods,
+       snap.allocatable_pods,
+       snap.cpu_allocatable_millicores,
+       snap.memory_allocatable_bytes,
+       snap.last_error,
+       snap.last_error_at,
+       (SELECT count(*)
+        FROM tenant.drift_findings AS f
+        WHERE f.cluster_id = c.id AND f.resolved IS NULL)::integer AS open_drift_findings,
+       inventory.interval_seconds AS inventory_interval_seconds,
+       inventory.first_completed AS inventory_since
+FROM tenant.clusters AS c
+JOIN tenant.organizations AS o ON o.id = c.organization_id
+LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
+LEFT JOIN inventory ON true
+WHERE c.organization_id <> tenant.system_organization_id()
+  AND (%(include_deleted)s::boolean OR (c.deleted IS NULL AND o.deleted IS NULL))
+  AND (%(organization_id)s::uuid IS NULL OR c.organization_id = %(organization_id)s::uuid)
+  AND (%(region)s::text IS NULL OR c.region = %(region)s::text)
+  AND (%(statuses)s::text[] IS NULL OR tenant.cluster_status(
+          c.deleted IS NOT NULL, s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed IS NOT NULL
+      ) = ANY (%(statuses)s::text[]))
+  AND (NOT %(needs_attention)s::boolean OR tenant.cluster_needs_attention(tenant.cluster_status(
+          c.deleted IS NOT NULL, s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed IS NOT NULL
+      )))
+  AND (NOT %(stale)s::boolean OR tenant.snapshot_is_stale(
+          tenant.cluster_is_ready(c.deleted IS NOT NULL, o.deleted IS NOT NULL, c.organization_id, s.shoot_status),
+          snap.observed, s.shoot_status_changed, inventory.interval_seconds, inventory.first_completed,
+          %(now)s::timestamptz
+      ))
+  AND (c.name, c.id) > (%(after_name)s::text, %(after_id)s::uuid)
+ORDER BY c.name, c.id
+LIMIT %(limit)s;
+
+-- name: get_cluster
+-- Called by FleetApi.get_cluster: the cluster row as list_clusters shows it, any state but the system
+-- organization's, plus its full sync state.
+WITH inventory AS (
+    SELECT hb.interval_seconds, hb.first_completed
+    FROM tenant.worker_heartbeats AS hb
+    WHERE hb.loop = 'inventory'
+)
+SELECT c.id,
+       c.name,
+       c.organization_id,
+       o.name AS organization_name,
+       o.alias AS organization_alias,
+       o.deleted IS NOT NULL AS organization_deleted,
+       c.region,
+       c.kubernetes_version,
+       (SELECT sh.kubernetes_version
+        FROM tenant.gardener_shoots AS sh
+        WHERE sh.cluster_id = c.id AND sh.deleted IS NULL
+        ORDER BY sh.last_seen DESC, sh.uid
+        LIMIT 1) AS observed_kubernetes_version,
+       c.created,
+       c.deleted,
+       s.sync_status,
+       s.shoot_status,
+       s.shoot_operation,
+       s.first_completed,
+       s.shoot_status_changed,
+       snap.cluster_id IS NOT NULL AS collected,
+       snap.observed,
+       snap.nodes,
+       snap.ready_nodes,
+       snap.pods,
+       snap.allocatable_pods,
+       snap.cpu_allocatable_millicores,
+       snap.memory_allocatable_bytes,
+       snap.last_error,
+       snap.last_error_at,
+       (SELECT count(*)
+        FROM tenant.drift_findings AS f
+        WHERE f.cluster_id = c.id AND f.resolved IS NULL)::integer AS open_drift_findings,
+       inventory.interval_seconds AS inventory_interval_seconds,
+       inventory.first_completed AS inventory_since,
+       s.sync_attempts,
+       s.sync_error,
+       s.sync_updated,
+       s.shoot_message
+FROM tenant.clusters AS c
+JOIN tenant.organizations AS o ON o.id = c.organization_id
+LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
+LEFT JOIN inventory ON true
+WHERE c.id = %(cluster_id)s::uuid
+  AND c.organization_id <> tenant.system_organization_id();
+
+-- name: cluster_node_pools
+-- Called by FleetApi.get_cluster: every live node pool of one cluster by name, with its snapshot.
+SELECT np.id,
+       np.name,
+       np.machine_type,
+       np.autoscale_min,
+       np.autoscale_max,
+       nps.observed,
+       nps.nodes,
+       nps.ready_nodes
+FROM tenant.node_pools AS np
+LEFT JOIN tenant.node_pool_snapshots AS nps ON nps.node_pool_id = np.id
+WHERE np.cluster_id = %(cluster_id)s::uuid AND np.deleted IS NULL
+ORDER BY np.name, np.id;
+
+-- name: cluster_projects
+-- Called by FleetApi.get_cluster: every live project of one cluster by name, with its live namespaces.
+SELECT p.id,
+       p.name,
+       p.alias,
+       (SELECT count(*)
+        FROM tenant.namespaces AS n
+        WHERE n.project_id = p.id AND n.deleted IS NULL)::integer AS namespaces
+FROM tenant.projects AS p
+WHERE p.cluster_id = %(cluster_id)s::uuid AND p.deleted IS NULL
+ORDER BY p.name, p.id;
+
+-- name: cluster_namespaces
+-- Called by FleetApi.get_cluster: every live namespace of a live project of one cluster, by project
+-- name then name, with its pod count.
+SELECT n.id,
+       n.name,
+       p.id AS project_id,
+       p.name AS project_name,
+       nss.observed,
+       nss.pods
+FROM tenant.projects AS p
+JOIN tenant.namespaces AS n ON n.project_id = p.id AND n.deleted IS NULL
+LEFT JOIN tenant.namespace_snapshots AS nss ON nss.namespace_id = n.id
+WHERE p.cluster_id = %(cluster_id)s::uuid AND p.deleted IS NULL
+ORDER BY p.name, p.id, n.name, n.id;
+
+-- name: cluster_open_findings
+-- Called by FleetApi.get_cluster: the open drift findings about one cluster (reconcile sets cluster_id
+-- on every finding whose cluster it can name, shoot findings included), by first_detected.
+SELECT f.id,
+       f.kind,
+       f.subject,
+       f.cluster_id,
+       c.name AS cluster_name,
+       c.organization_id,
+       o.name AS organization_name,
+       f.shoot_uid,
+       sh.name AS shoot_name,
+       sh.namespace AS shoot_namespace,
+       f.details,
+       f.first_detected,
+       f.last_detected
+FROM tenant.drift_findings AS f
+JOIN tenant.clusters AS c ON c.id = f.cluster_id
+JOIN tenant.organizations AS o ON o.id = c.organization_id
+LEFT JOIN tenant.gardener_shoots AS sh ON sh.uid = f.shoot_uid
+WHERE f.cluster_id = %(cluster_id)s::uuid AND f.resolved IS NULL
+ORDER BY f.first_detected, f.id;
+
+-- name: cluster_ledger_counts
+-- Called by FleetApi.get_cluster: active ledger rows of one cluster per resource type.
+SELECT r.resource_type,
+       count(*)::integer AS active,
+       (count(*) FILTER (WHERE r.billable))::integer AS active_billable
+FROM tenant.infrastructure_resources AS r
+WHERE r.cluster_id = %(cluster_id)s::uuid AND r.destroyed IS NULL
+GROUP BY r.resource_type
+ORDER BY r.resource_type;
+
+-- name: list_drift_findings
+-- Called by FleetApi.list_drift_findings: one page of open findings by (first_detected, id) with the
+-- names of what they concern. Findings about the system organization's clusters are left out.
+SELECT f.id,
+       f.kind,
+       f.subject,
+       f.cluster_id,
+       c.name AS cluster_name,
+       c.organization_id,
+       o.name AS organization_name,
+       f.shoot_uid,
+       sh.name AS shoot_name,
+       sh.namespace AS shoot_namespace,
+       f.details,
+       f.first_detected,
+       f.last_detected
+FROM tenant.drift_findings AS f
+LEFT JOIN tenant.clusters AS c ON c.id = f.cluster_id
+LEFT JOIN tenant.organizations AS o ON o.id = c.organization_id
+LEFT JOIN tenant.gardener_shoots AS sh ON sh.uid = f.shoot_uid
+WHERE f.resolved IS NULL
+  AND c.organization_id IS DISTINCT FROM tenant.system_organization_id()
+  AND (%(kind)s::text IS NULL OR f.kind = %(kind)s::text)
+  AND (%(cluster_id)s::uuid IS NULL OR f.cluster_id = %(cluster_id)s::uuid)
+  AND (%(organization_id)s::uuid IS NULL OR c.organization_id = %(organization_id)s::uuid)
+  AND (f.first_detected, f.id) > (%(after_first_detected)s::timestamptz, %(after_id)s::uuid)
+ORDER BY f.first_detected, f.id
+LIMIT %(limit)s;
+
+-- name: list_infrastructure_resources
+-- Called by FleetApi.list_infrastructure_resources: one page of the ledger by (cluster_id,
+-- resource_type, namespace, name, id); cluster-wide kinds have namespace ''.
+SELECT r.id,
+       r.cluster_id,
+       c.name AS cluster_name,
+       o.name AS organization_name,
+       r.resource_type,
+       r.resource_id,
+       r.name,
+       r.namespace,
+       r.billable,
+       r.created,
+       r.last_seen,
+       r.destroyed
+FROM tenant.infrastructure_resources AS r
+JOIN tenant.clusters AS c ON c.id = r.cluster_id
+JOIN tenant.organizations AS o ON o.id = c.organization_id
+WHERE c.organization_id <> tenant.system_organization_id()
+  AND (%(cluster_id)s::uuid IS NULL OR r.cluster_id = %(cluster_id)s::uuid)
+  AND (%(resource_type)s::text IS NULL OR r.resource_type = %(resource_type)s::text)
+  AND (%(billable)s::boolean IS NULL OR r.billable = %(billable)s::boolean)
+  AND (%(include_destroyed)s::boolean OR r.destroyed IS NULL)
+  AND (r.cluster_id, r.resource_type, r.namespace, r.name, r.id)
+      > (%(after_cluster_id)s::uuid, %(after_resource_type)s::text, %(after_namespace)s::text,
+         %(after_name)s::text, %(after_id)s::uuid)
+ORDER BY r.cluster_id, r.resource_type, r.namespace, r.name, r.id
+LIMIT %(limit)s;
+
+-- name: fleet_totals
+-- Called by FleetApi.get_fleet_summary: platform-wide totals over live clusters of live, non-system
+-- organizations, ready-cluster sums from the snapshots, and the stale count, in one pass.
+WITH inventory AS (
+    SELECT hb.interval_seconds, hb.first_completed
+    FROM tenant.worker_heartbeats AS hb
+    WHERE hb.loop = 'inventory'
+),
+live_organizations AS (
+    SELECT o.id, o.listed_publicly
+    FROM tenant.organizations AS o
+    WHERE o.deleted IS NULL AND o.id <> tenant.system_organization_id()
+),
+live_clusters AS MATERIALIZED (
+    SELECT c.id,
+           s.shoot_status,
+           snap.observed,
+           s.shoot_status_changed,
+           snap.nodes,
+           snap.ready_nodes,
+           snap.pods,
+           snap.allocatable_pods,
+           snap.cpu_allocatable_millicores,
+           snap.memory_allocatable_bytes
+    FROM tenant.clusters AS c
+    JOIN live_organizations AS o ON o.id = c.organization_id
+    LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+    LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
+    WHERE c.deleted IS NULL
+),
+live_projects AS MATERIALIZED (
+    SELECT p.id
+    FROM tenant.projects AS p
+    JOIN live_clusters AS c ON c.id = p.cluster_id
+    WHERE p.deleted IS NULL
+),
+namespaces_per_project AS (
+    SELECT n.project_id, count(*) AS namespaces
+    FROM tenant.namespaces AS n
+    WHERE n.deleted IS NULL
+    GROUP BY n.project_id
+),
+cluster_totals AS (
+    -- Every live cluster of a live organization is ready when its shoot is ready or unhealthy.
+    SELECT count(*) AS clusters,
+           count(*) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')) AS clusters_ready,
+           coalesce(sum(c.nodes) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0) AS nodes,
+           coalesce(sum(c.ready_nodes) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0) AS ready_nodes,
+           coalesce(sum(c.pods) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0) AS pods,
+           coalesce(sum(c.allocatable_pods) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0)
+               AS allocatable_pods,
+           coalesce(sum(c.cpu_allocatable_millicores) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0)
+               AS cpu_allocatable_millicores,
+           coalesce(sum(c.memory_allocatable_bytes) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0)
+               AS memory_allocatable_bytes,
+           count(*) FILTER (WHERE tenant.snapshot_is_stale(
+               c.shoot_status IN ('ready', 'unhealthy'), c.observed, c.shoot_status_changed,
+               inventory.interval_seconds, inventory.first_completed, %(now)s::timestamptz
+           )) AS clusters_stale
+    FROM live_clusters AS c
+    LEFT JOIN inventory ON true
+)
+SELECT (SELECT count(*) FROM live_organizations)::integer AS organizations,
+       (SELECT count(*) FROM live_organizations WHERE listed_publicly)::integer AS organizations_listed,
+       t.clusters::integer,
+       (SELECT count(*) FROM live_projects)::integer AS projects,
+       (SELECT coalesce(sum(npp.namespaces), 0)
+        FROM live_projects AS p
+        JOIN namespaces_per_project AS npp ON npp.project_id = p.id)::integer AS namespaces,
+       t.clusters_ready::integer,
+       t.nodes::bigint,
+       t.ready_nodes::bigint,
+       t.pods::bigint,
+       t.allocatable_pods::bigint,
+       t.cpu_allocatable_millicores::bigint,
+       t.memory_allocatable_bytes::bigint,
+       t.clusters_stale::integer
+FROM cluster_totals AS t;
+
+-- name: fleet_status_inputs
+-- Called by FleetApi.get_fleet_summary: live clusters of live, non-system organizations grouped by the
+-- inputs of their status (a few hundred combinations at most); the service derives each group's
+-- status with clusterstatus in Python and adds them up.
+SELECT s.sync_status,
+       s.shoot_status,
+       s.shoot_operation,
+       s.first_completed IS NOT NULL AS ever_completed,
+       count(*)::integer AS clusters
+FROM tenant.clusters AS c
+JOIN tenant.organizations AS o ON o.id = c.organization_id
+LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> tenant.system_organization_id()
+GROUP BY 1, 2, 3, 4;
+
+-- name: open_findings_by_kind
+-- Called by FleetApi.get_fleet_summary: open drift findings per kind, the system organization's left out.
+SELECT f.kind, count(*)::integer AS findings
+FROM tenant.drift_findings AS f
+LEFT JOIN tenant.clusters AS c ON c.id = f.cluster_id
+WHERE f.resolved IS NULL
+  AND c.organization_id IS DISTINCT FROM tenant.system_organization_id()
+GROUP BY f.kind
+ORDER BY f.kind;
+
+-- name: loop_freshness
+-- Called by FleetApi.get_fleet_summary: each worker loop's last completed pass and interval.
+SELECT hb.loop, hb.last_completed, hb.interval_seconds
+FROM tenant.worker_heartbeats AS hb
+ORDER BY hb.loop;

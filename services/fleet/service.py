@@ -1,0 +1,243 @@
+"""FleetApi: the staff fleet view (fleet.v1.FleetService), a thin adapter from requests to queries.
+
+    RequestStack (auth, errors, logs) ──> FleetApi.<rpc>: validate ──> one pool.connection() block
+                                                          ──> queries.py ──> convert.py ──> response
+
+Each RPC validates its request (ids, enums, page size and token), runs its queries in one
+`async with self._pool.connection()` block (leaving it ends the read-only transaction) and converts
+the rows. Errors are raised as `services.common.errors` types and mapped to codes in one place by
+the request stack. `now` comes from the injected clock and is passed to SQL too, so staleness and
+ages are judged at one instant on both sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg_pool
+from connectrpc.request import RequestContext
+from fundament.fleet.v1 import fleet_pb2
+from fundament.fleet.v1.fleet_connect import FleetService
+from typing_extensions import override
+
+from services.common.errors import NotFound
+from services.common.paging import FilterValue, KeyPart, PageTokens, page_size, split_page
+from services.fleet import convert, queries
+from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
+
+NO_STORE = "private, no-store"
+_NAME_ID = (KeyPart.TEXT, KeyPart.UUID)
+_TIME_ID = (KeyPart.TIMESTAMP, KeyPart.UUID)
+_LEDGER_KEY = (KeyPart.UUID, KeyPart.TEXT, KeyPart.TEXT, KeyPart.TEXT, KeyPart.UUID)
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError("expected a text key part")
+    return value
+
+
+def _uuid(value: object) -> UUID:
+    if not isinstance(value, UUID):
+        raise TypeError("expected a uuid key part")
+    return value
+
+
+def _time(value: object) -> datetime:
+    if not isinstance(value, datetime):
+        raise TypeError("expected a timestamp key part")
+    return value
+
+
+class FleetApi(FleetService):
+    """Serves FleetService over both protocols (see services/fleet/main.py)."""
+
+    def __init__(
+        self, pool: psycopg_pool.AsyncConnectionPool, tokens: PageTokens, clock: Callable[[], datetime]
+    ) -> None:
+        self._pool = pool
+        self._tokens = tokens
+        self._clock = clock
+
+    @override
+    async def list_organizations(
+        self,
+        request: fleet_pb2.ListOrganizationsRequest,
+        ctx: RequestContext[fleet_pb2.ListOrganizationsRequest, fleet_pb2.ListOrganizationsResponse],
+    ) -> fleet_pb2.ListOrganizationsResponse:
+        _no_store(ctx)
+        size = page_size(request.page_size)
+        filters: dict[str, FilterValue] = {}
+        key = self._tokens.decode(request.page_token, "organizations", filters, _NAME_ID)
+        after = (_text(key[0]), _uuid(key[1])) if key else None
+        async with self._pool.connection() as conn:
+            rows = await queries.list_organizations(conn, after=after, limit=size + 1)
+        page = split_page(rows, size)
+        token = ""
+        if page.more:
+            last = page.rows[-1]
+            token = self._tokens.encode("organizations", filters, _NAME_ID, (last.name, last.id))
+        return convert.list_organizations_response(page.rows, token)
+
+    @override
+    async def list_clusters(
+        self,
+        request: fleet_pb2.ListClustersRequest,
+        ctx: RequestContext[fleet_pb2.ListClustersRequest, fleet_pb2.ListClustersResponse],
+    ) -> fleet_pb2.ListClustersResponse:
+        _no_store(ctx)
+        size = page_size(request.page_size)
+        filters = queries.ClusterFilters(
+            organization_id=optional_uuid("organization_id", request.organization_id),
+            statuses=convert.statuses_from_proto(request.statuses),
+            needs_attention=request.needs_attention,
+            stale=request.stale,
+            region=optional_text("region", request.region),
+            include_deleted=request.include_deleted,
+        )
+        bound = _cluster_filter_values(filters)
+        key = self._tokens.decode(request.page_token, "clusters", bound, _NAME_ID)
+        after = (_text(key[0]), _uuid(key[1])) if key else None
+        now = self._clock()
+        async with self._pool.connection() as conn:
+            rows = await queries.list_clusters(conn, filters=filters, now=now, after=after, limit=size + 1)
+        page = split_page(rows, size)
+        token = ""
+        if page.more:
+            last = page.rows[-1]
+            token = self._tokens.encode("clusters", bound, _NAME_ID, (last.name, last.id))
+        return convert.list_clusters_response(page.rows, now, token)
+
+    @override
+    async def list_drift_findings(
+        self,
+        request: fleet_pb2.ListDriftFindingsRequest,
+        ctx: RequestContext[fleet_pb2.ListDriftFindingsRequest, fleet_pb2.ListDriftFindingsResponse],
+    ) -> fleet_pb2.ListDriftFindingsResponse:
+        _no_store(ctx)
+        size = page_size(request.page_size)
+        filters = queries.FindingFilters(
+            kind=convert.kind_from_proto(request.kind),
+            organization_id=optional_uuid("organization_id", request.organization_id),
+            cluster_id=optional_uuid("cluster_id", request.cluster_id),
+        )
+        bound: dict[str, FilterValue] = {
+            "kind": filters.kind,
+            "organization_id": _id_text(filters.organization_id),
+            "cluster_id": _id_text(filters.cluster_id),
+        }
+        key = self._tokens.decode(request.page_token, "drift_findings", bound, _TIME_ID)
+        after = (_time(key[0]), _uuid(key[1])) if key else None
+        async with self._pool.connection() as conn:
+            rows = await queries.list_drift_findings(conn, filters=filters, after=after, limit=size + 1)
+        page = split_page(rows, size)
+        token = ""
+        if page.more:
+            last = page.rows[-1]
+            token = self._tokens.encode("drift_findings", bound, _TIME_ID, (last.first_detected, last.id))
+        return convert.list_drift_findings_response(page.rows, token)
+
+    @override
+    async def get_cluster(
+        self,
+        request: fleet_pb2.GetClusterRequest,
+        ctx: RequestContext[fleet_pb2.GetClusterRequest, fleet_pb2.GetClusterResponse],
+    ) -> fleet_pb2.GetClusterResponse:
+        _no_store(ctx)
+        cluster_id = required_uuid("id", request.id)
+        now = self._clock()
+        async with self._pool.connection() as conn:
+            await queries.begin_consistent_read(conn)
+            cluster = await queries.get_cluster(conn, cluster_id=cluster_id)
+            if cluster is None:
+                raise NotFound(f"cluster {cluster_id} not found")
+            node_pools = await queries.cluster_node_pools(conn, cluster_id=cluster_id)
+            projects = await queries.cluster_projects(conn, cluster_id=cluster_id)
+            namespaces = await queries.cluster_namespaces(conn, cluster_id=cluster_id)
+            findings = await queries.cluster_open_findings(conn, cluster_id=cluster_id)
+            ledger = await queries.cluster_ledger_counts(conn, cluster_id=cluster_id)
+        return convert.get_cluster_response(
+            cluster,
+            node_pools=node_pools,
+            projects=projects,
+            namespaces=namespaces,
+            findings=findings,
+            ledger=ledger,
+            now=now,
+        )
+
+    @override
+    async def get_fleet_summary(
+        self,
+        request: fleet_pb2.GetFleetSummaryRequest,
+        ctx: RequestContext[fleet_pb2.GetFleetSummaryRequest, fleet_pb2.GetFleetSummaryResponse],
+    ) -> fleet_pb2.GetFleetSummaryResponse:
+        _no_store(ctx)
+        now = self._clock()
+        async with self._pool.connection() as conn:
+            await queries.begin_consistent_read(conn)
+            totals = await queries.fleet_totals(conn, now=now)
+            status_groups = await queries.fleet_status_inputs(conn)
+            kinds = await queries.open_findings_by_kind(conn)
+            loops = await queries.loop_freshness(conn)
+        return convert.fleet_summary_response(totals, status_groups, kinds, loops, now)
+
+    @override
+    async def list_infrastructure_resources(
+        self,
+        request: fleet_pb2.ListInfrastructureResourcesRequest,
+        ctx: RequestContext[
+            fleet_pb2.ListInfrastructureResourcesRequest, fleet_pb2.ListInfrastructureResourcesResponse
+        ],
+    ) -> fleet_pb2.ListInfrastructureResourcesResponse:
+        _no_store(ctx)
+        size = page_size(request.page_size)
+        filters = queries.ResourceFilters(
+            cluster_id=optional_uuid("cluster_id", request.cluster_id),
+            resource_type=optional_resource_type(request.resource_type),
+            billable=request.billable if request.HasField("billable") else None,
+            include_destroyed=request.include_destroyed,
+        )
+        bound: dict[str, FilterValue] = {
+            "cluster_id": _id_text(filters.cluster_id),
+            "resource_type": filters.resource_type,
+            "billable": filters.billable,
+            "include_destroyed": filters.include_destroyed,
+        }
+        key = self._tokens.decode(request.page_token, "infrastructure_resources", bound, _LEDGER_KEY)
+        after: queries.ResourceKey | None = None
+        if key:
+            after = (_uuid(key[0]), _text(key[1]), _text(key[2]), _text(key[3]), _uuid(key[4]))
+        async with self._pool.connection() as conn:
+            rows = await queries.list_infrastructure_resources(conn, filters=filters, after=after, limit=size + 1)
+        page = split_page(rows, size)
+        token = ""
+        if page.more:
+            last = page.rows[-1]
+            last_key = (last.cluster_id, last.resource_type, last.namespace, last.name, last.id)
+            token = self._tokens.encode("infrastructure_resources", bound, _LEDGER_KEY, last_key)
+        return convert.list_infrastructure_resources_response(page.rows, token)
+
+
+def _no_store(ctx: RequestContext[Any, Any]) -> None:
+    # Staff data behind a credential: no shared or browser cache may keep it, GET or not.
+    ctx.response_headers["cache-control"] = NO_STORE
+
+
+def _id_text(value: UUID | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _cluster_filter_values(filters: queries.ClusterFilters) -> dict[str, FilterValue]:
+    """The filters a ListClusters page token is bound to."""
+    return {
+        "organization_id": _id_text(filters.organization_id),
+        "statuses": filters.statuses,
+        "needs_attention": filters.needs_attention,
+        "stale": filters.stale,
+        "region": filters.region,
+        "include_deleted": filters.include_deleted,
+    }
