@@ -1,0 +1,192 @@
+"""Store a generated fleet in the database with COPY: the rows of the tenant model and the sync states.
+
+The platform model and `cluster_sync_state` are written by other systems in production, so no
+service role may write them; this runs on a privileged (superuser) connection, as `fleet db seed`,
+the test fixtures and the simulator's demo do. Shoots are not written: they live in the simulated
+garden, and reconcile mirrors them. A fleet is written once into an empty model (only the system
+organization present); a second write is refused rather than half-applied.
+
+Rows go in batches of organizations, parents before children, each table with one COPY per batch,
+all in one transaction: the scale fleet (1,000,000 namespaces) streams through in bounded memory.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from db.seed.generate import FleetPart
+from db.seed.model import Fleet
+
+logger = logging.getLogger(__name__)
+
+# Table -> columns, in the order parents come before children (foreign keys hold after every COPY).
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "organizations": ("id", "name", "alias", "listed_publicly", "created", "deleted"),
+    "clusters": ("id", "organization_id", "name", "region", "kubernetes_version", "created", "deleted"),
+    "cluster_sync_state": (
+        "cluster_id",
+        "sync_status",
+        "sync_attempts",
+        "sync_error",
+        "sync_updated",
+        "first_completed",
+        "shoot_status",
+        "shoot_operation",
+        "shoot_message",
+        "shoot_status_changed",
+    ),
+    "node_pools": ("id", "cluster_id", "name", "machine_type", "autoscale_min", "autoscale_max", "created", "deleted"),
+    "projects": ("id", "cluster_id", "name", "alias", "created", "deleted"),
+    "namespaces": ("id", "project_id", "name", "created", "deleted"),
+}
+
+
+class SeedError(RuntimeError):
+    """The fleet cannot be written into this database."""
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenCounts:
+    """Rows written per table."""
+
+    organizations: int = 0
+    clusters: int = 0
+    cluster_sync_state: int = 0
+    node_pools: int = 0
+    projects: int = 0
+    namespaces: int = 0
+
+    def __add__(self, other: WrittenCounts) -> WrittenCounts:
+        return WrittenCounts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
+
+
+def _organizations(part: FleetPart) -> Iterator[tuple[Any, ...]]:
+    for o in part.organizations:
+        yield (o.id, o.name, o.alias, o.listed_publicly, o.created, o.deleted)
+
+
+def _clusters(part: FleetPart) -> Iterator[tuple[Any, ...]]:
+    for c in part.clusters:
+        yield (c.id, c.organization_id, c.name, c.region, c.kubernetes_version, c.created, c.deleted)
+
+
+def _sync_states(part: FleetPart) -> Iterator[tuple[Any, ...]]:
+    for c in part.clusters:
+        s = c.sync
+        if s is not None:
+            yield (
+                c.id,
+                s.sync_status,
+                s.sync_attempts,
+                s.sync_error,
+                s.sync_updated,
+                s.first_completed,
+                s.shoot_status,
+                s.shoot_operation,
+                s.shoot_message,
+                s.shoot_status_changed,
+            )
+
+
+def _node_pools(part: FleetPart) -> Iterator[tuple[Any, ...]]:
+    for n in part.node_pools:
+        yield (n.id, n.cluster_id, n.name, n.machine_type, n.autoscale_min, n.autoscale_max, n.created, n.deleted)
+
+
+def _projects(part: FleetPart) -> Iterator[tuple[Any, ...]]:
+    for p in part.projects:
+        yield (p.id, p.cluster_id, p.name, p.alias, p.created, p.deleted)
+
+
+def _namespaces(part: FleetPart) -> Iterator[tuple[Any, ...]]:
+    for ns in part.namespaces:
+        yield (ns.id, ns.project_id, ns.name, ns.created, ns.deleted)
+
+
+# Each table's rows, in the column order of COLUMNS.
+ROWS: dict[str, Callable[[FleetPart], Iterator[tuple[Any, ...]]]] = {
+    "organizations": _organizations,
+    "clusters": _clusters,
+    "cluster_sync_state": _sync_states,
+    "node_pools": _node_pools,
+    "projects": _projects,
+    "namespaces": _namespaces,
+}
+
+
+def _copy(cur: psycopg.Cursor[Any], table: str, rows: Iterable[tuple[Any, ...]]) -> int:
+    statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+        sql.Identifier("tenant", table), sql.SQL(", ").join(map(sql.Identifier, COLUMNS[table]))
+    )
+    written = 0
+    with cur.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
+            written += 1
+    return written
+
+
+def _write_batch(cur: psycopg.Cursor[Any], batch: Sequence[FleetPart]) -> WrittenCounts:
+    counts = {table: _copy(cur, table, (row for part in batch for row in ROWS[table](part))) for table in COLUMNS}
+    return WrittenCounts(**counts)
+
+
+def _require_empty(conn: psycopg.Connection[Any]) -> None:
+    row = conn.execute(
+        "SELECT count(*) FROM tenant.organizations WHERE id <> tenant.system_organization_id()"
+    ).fetchone()
+    if row is not None and row[0] > 0:
+        raise SeedError(
+            f"the database already holds {row[0]} organizations; seed a fresh database "
+            "(for the local one: `fleet db down --remove`, then `fleet db up` and `fleet db migrate`)"
+        )
+
+
+def write_parts(
+    conn: psycopg.Connection[Any], parts: Iterable[FleetPart], *, batch_organizations: int = 500
+) -> WrittenCounts:
+    """Write a fleet given part by part, in one transaction; raises SeedError unless the model is empty."""
+    if batch_organizations < 1:
+        raise ValueError("batch_organizations must be at least 1")
+    total = WrittenCounts()
+    with conn.transaction(), conn.cursor() as cur:
+        _require_empty(conn)
+        batch: list[FleetPart] = []
+        for part in parts:
+            batch.append(part)
+            if len(batch) >= batch_organizations:
+                total += _write_batch(cur, batch)
+                batch.clear()
+                logger.info("seeded organizations", extra={"organizations": total.organizations})
+        if batch:
+            total += _write_batch(cur, batch)
+    return total
+
+
+def write_fleet(conn: psycopg.Connection[Any], fleet: Fleet) -> WrittenCounts:
+    """Write a whole in-memory fleet, in one transaction; raises SeedError unless the model is empty."""
+    part = FleetPart(
+        organizations=list(fleet.organizations),
+        clusters=list(fleet.clusters),
+        node_pools=list(fleet.node_pools),
+        projects=list(fleet.projects),
+        namespaces=list(fleet.namespaces),
+    )
+    return write_parts(conn, [part])
+
+
+def analyze(conn: psycopg.Connection[Any]) -> None:
+    """VACUUM (ANALYZE) the model after a large write: planner statistics and the visibility map.
+
+    Needs an autocommit connection (VACUUM cannot run in a transaction).
+    """
+    if not conn.autocommit:
+        raise SeedError("analyze() needs an autocommit connection")
+    for table in COLUMNS:
+        conn.execute(sql.SQL("VACUUM (ANALYZE) {}").format(sql.Identifier("tenant", table)))
