@@ -106,6 +106,9 @@ class RequestStack:
         ctx.response_headers["x-request-id"] = request_id
         started = time.perf_counter()
         subject: str | None = None
+        # What a call that never reaches a status counts as: cancelled by its client's deadline or a
+        # disconnect (CancelledError passes map_errors untouched, being no Exception).
+        code_name = Code.CANCELED.value
         try:
             with map_errors(f"{method.service_name}/{method.name}"):
                 if self.authenticate is not None:
