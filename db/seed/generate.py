@@ -6,12 +6,13 @@ the ADR-0002 scale (1,000,000 namespaces) without holding it all (`db/seed/write
 organization is generated from its own random stream (`seed` and its index), so a part never
 depends on the ones before it and the same seed gives the same fleet, id for id, on any machine.
 
-Every fleet starts with the planted clusters: every scenario of `db/seed/scenarios.py` once (so
-every status and every drift kind occurs, even at size `test`), a deleted but listed organization
-that left a live cluster behind, a cluster of the system organization, and two orphan shoots (one
-labelled with a UUID no cluster has, one with a label that is no UUID). `Fleet.notes` says where.
-Times are fixed relative to `ANCHOR`, never the wall clock: every creation lies at least 15 days
-before it, every deletion within the 9 days before it, so a row is never deleted before it was created.
+Every fleet starts with the planted things: every scenario of `db/seed/scenarios.py` once (so every
+status and every drift kind occurs, even at size `test`); organization 0 listed, organization 1 not;
+the last organization deleted (though listed) with one live cluster left behind; a cluster of the
+system organization; two orphan shoots (one labelled with a UUID no cluster has, one with a label
+that is no UUID). `Fleet.notes` says where. Times are fixed relative to `ANCHOR`, never the wall
+clock: every creation lies at least 15 days before it, every deletion within the 9 days before it,
+so no row is deleted before it was created.
 """
 
 from __future__ import annotations
@@ -166,7 +167,9 @@ def _organization_part(seed: int, size: FleetSize, index: int) -> FleetPart:
     name = organization_name(index)
     created = ANCHOR - timedelta(days=rng.randint(200, 900), minutes=rng.randint(0, 1439))
     deleted_org = index == plan.deleted_organization
-    listed = deleted_org or rng.random() < size.listed_share or index == 0
+    # Planted: organization 0 is listed, organization 1 is not, the deleted one was; the rest by share.
+    drawn = rng.random() < size.listed_share
+    listed = index != 1 and (deleted_org or index == 0 or drawn)
     org = OrganizationSpec(
         id=org_id,
         name=name,
@@ -176,6 +179,8 @@ def _organization_part(seed: int, size: FleetSize, index: int) -> FleetPart:
         deleted=ANCHOR - timedelta(days=3) if deleted_org else None,
     )
     part.organizations.append(org)
+    if index == 1:
+        part.notes["planted.unlisted_organization"] = str(org_id)
     garden_project = gardener_project(name)
     for j in range(size.clusters_per_organization):
         if deleted_org:
