@@ -286,6 +286,8 @@ class ApiServer:
     grpc_handlers: Sequence[grpc.GenericRpcHandler]
     service_names: Sequence[str]
     readiness: Readiness
+    grpc_options: Sequence[tuple[str, int]] = ()
+    """Channel arguments of the gRPC server, e.g. ("grpc.max_metadata_size", 32768)."""
     http_port: int = field(init=False, default=0)
     grpc_port: int = field(init=False, default=0)
     _grpc: grpc.aio.Server | None = field(init=False, default=None)
@@ -295,7 +297,7 @@ class ApiServer:
     _health_task: asyncio.Task[None] | None = field(init=False, default=None)
 
     async def start(self) -> None:
-        server = grpc.aio.server()
+        server = grpc.aio.server(options=tuple(self.grpc_options))
         server.add_generic_rpc_handlers(tuple(self.grpc_handlers))
         self._health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
