@@ -42,7 +42,8 @@ class CacheSettings:
         ttl = env_int(env, "CACHE_TTL", MAX_CACHE_TTL_SECONDS, minimum=1)
         if ttl > MAX_CACHE_TTL_SECONDS:
             raise SettingsError(
-                f"CACHE_TTL={ttl!r}: must be at most {MAX_CACHE_TTL_SECONDS}, no copy may be older than a minute"
+                f"CACHE_TTL={env.get('CACHE_TTL')!r}: must be at most {MAX_CACHE_TTL_SECONDS},"
+                " no copy may be older than a minute"
             )
         return cls(ttl_seconds=ttl, read_timeout_seconds=env_float(env, "READ_TIMEOUT", 3.0, minimum=0.05))
 

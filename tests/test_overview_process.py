@@ -1,0 +1,150 @@
+"""`platform-public-api` as the process an operator runs: configuration errors, the schema check, JSON
+logs, and a graceful SIGTERM that lets a call in flight finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from db.embedded import free_port
+from tests.fixtures.overview import PATH, ROLE, World
+from tests.fixtures.postgres import TestDatabase
+
+BIN = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "platform-public-api"
+
+
+@dataclass
+class Process:
+    process: asyncio.subprocess.Process
+    http: str
+    log: list[dict[str, object]] = field(default_factory=list)
+
+    async def log_line(self) -> dict[str, object] | None:
+        """The next JSON log line from stderr, None at its end."""
+        assert self.process.stderr is not None
+        line = await self.process.stderr.readline()
+        if not line:
+            return None
+        entry: dict[str, object] = json.loads(line)
+        self.log.append(entry)
+        return entry
+
+    async def wait_for_log(self, message: str) -> dict[str, object]:
+        while (entry := await self.log_line()) is not None:
+            if entry["message"] == message:
+                return entry
+        raise AssertionError(f"the process ended without logging {message!r}: {self.log}")
+
+
+def environment(dsn: str, **extra: str) -> dict[str, str]:
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "DATABASE_URL": dsn,
+        "HTTP_PORT": str(free_port()),
+        "GRPC_PORT": str(free_port()),
+        "CONSOLE_ORIGINS": "https://console.example",
+        **extra,
+    }
+
+
+@asynccontextmanager
+async def started(env: dict[str, str]) -> AsyncIterator[Process]:
+    process = await asyncio.create_subprocess_exec(
+        str(BIN), env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        yield Process(process, f"http://127.0.0.1:{env['HTTP_PORT']}")
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def run_to_exit(env: dict[str, str]) -> tuple[int, str]:
+    process = await asyncio.create_subprocess_exec(
+        str(BIN), env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
+    return process.returncode or 0, stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "complaint"),
+    [
+        ("CACHE_TTL", "120", "at most 60"),
+        ("CACHE_TTL", "soon", "expected a whole number"),
+        ("READ_TIMEOUT", "0", "at least 0.05"),
+        ("CONSOLE_ORIGINS", "*", "is not an origin"),
+        ("LOG_LEVEL", "loud", "expected one of"),
+    ],
+    ids=["ttl-above-a-minute", "ttl-not-a-number", "no-read-deadline", "wildcard-origin", "bad-log-level"],
+)
+async def test_unusable_configuration_exits_2_naming_the_variable(variable: str, value: str, complaint: str) -> None:
+    rc, stderr = await run_to_exit(environment("postgresql://nobody@127.0.0.1:1/none", **{variable: value}))
+    assert rc == 2
+    assert f"{variable}={value!r}" in stderr
+    assert complaint in stderr
+
+
+async def test_an_older_schema_is_refused_at_start(database: TestDatabase) -> None:
+    with database.admin() as conn:
+        conn.execute("COMMENT ON SCHEMA tenant IS 'fleet inventory tenant model, schema version 1'")
+    rc, stderr = await run_to_exit(environment(database.dsn(ROLE)))
+    assert rc == 1
+    refusal = [json.loads(line) for line in stderr.splitlines() if '"refusing to start"' in line]
+    assert refusal and "fleet db migrate" in str(refusal[0]["error"])
+
+
+async def test_sigterm_lets_the_call_in_flight_finish_and_exits_cleanly(database: TestDatabase) -> None:
+    with database.admin() as conn:
+        World(conn).organization("acme", alias="Acme Corp")
+    async with started(environment(database.dsn(ROLE), SHUTDOWN_GRACE="10")) as running:
+        await running.wait_for_log("listening")
+        async with httpx.AsyncClient(base_url=running.http, timeout=60) as client:
+            assert (await client.get("/readyz")).status_code == 200
+            with psycopg.connect(database.dsn(), autocommit=False) as lock:
+                lock.execute("LOCK TABLE tenant.organizations IN ACCESS EXCLUSIVE MODE")
+                in_flight = asyncio.create_task(
+                    client.get(
+                        PATH, params={"encoding": "json", "message": "{}"}, headers={"x-request-id": "inflight-1"}
+                    )
+                )
+                await wait_for_blocked_overview_query(database)
+                running.process.send_signal(signal.SIGTERM)
+                await running.wait_for_log("stopping on signal")
+                lock.rollback()  # the database answers only now, after the signal
+            response = await in_flight
+        rc = await asyncio.wait_for(running.process.wait(), timeout=60)
+        while await running.log_line() is not None:
+            pass
+    assert response.status_code == 200
+    assert response.json()["organizations"][0]["name"] == "acme"
+    assert rc == 0
+    rpc = [entry for entry in running.log if entry.get("request_id") == "inflight-1"]
+    assert rpc and rpc[0]["code"] == "ok" and rpc[0]["protocol"] == "connect"
+    assert running.log[-1]["message"] == "stopped"
+
+
+async def wait_for_blocked_overview_query(database: TestDatabase) -> None:
+    async with asyncio.timeout(60):
+        while True:
+            with database.admin() as conn:
+                row = conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND datname = current_database()"
+                    " AND wait_event_type = 'Lock' AND query LIKE '%%platform_overview%%'",
+                    (ROLE,),
+                ).fetchone()
+            if row and int(str(row[0])) == 1:
+                return
+            await asyncio.sleep(0.02)
