@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 
 import jwt
 from connectrpc.request import Headers
+from jwt.exceptions import InvalidSubjectError
 
 from services.common.errors import Unauthenticated
 
@@ -152,6 +153,8 @@ class DcimTokenValidator:
             raise Unauthenticated(f"the token has no {e.claim!r} claim") from None
         except jwt.InvalidAlgorithmError:
             raise Unauthenticated(f"the token is not signed with {ALGORITHM}") from None
+        except InvalidSubjectError:
+            raise Unauthenticated("the token's subject is not a UUID") from None
         except jwt.InvalidSignatureError:
             raise Unauthenticated("the token's signature does not verify") from None
         except jwt.InvalidTokenError:

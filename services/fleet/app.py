@@ -45,6 +45,10 @@ SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
 EXTRA_REQUEST_HEADERS = ("authorization",)
 # Requests are small: filters and a page token.
 READ_MAX_BYTES = 64 * 1024
+# gRPC core refuses metadata over 8 KiB itself (RESOURCE_EXHAUSTED) unless told otherwise; with room
+# above the auth check's own 8 KiB credential limit, an oversized token is UNAUTHENTICATED on both
+# protocols (DESIGN.md §6). Anything beyond 32 KiB of metadata is still refused by gRPC core.
+GRPC_OPTIONS = (("grpc.max_metadata_size", 32 * 1024), ("grpc.absolute_max_metadata_size", 64 * 1024))
 
 
 class SchemaTooOld(RuntimeError):
@@ -112,7 +116,12 @@ def build_server(
         extra_request_headers=EXTRA_REQUEST_HEADERS,
     )
     server = ApiServer(
-        settings.http, asgi, [grpc_generic_handler(service, SERVICE, stack)], [SERVICE.full_name], readiness
+        settings.http,
+        asgi,
+        [grpc_generic_handler(service, SERVICE, stack)],
+        [SERVICE.full_name],
+        readiness,
+        grpc_options=GRPC_OPTIONS,
     )
     return service, server
 
