@@ -103,6 +103,16 @@ class ClusterFacts:
         return self.first_completed is not None
 
     @property
+    def deletion_under_way(self) -> bool:
+        """A deleted cluster whose shoot the provisioning side is still deleting (neither confirmed nor failed)."""
+        return (
+            self.deleted is not None
+            and self.has_sync_state
+            and self.sync_status != "failed"
+            and self.shoot_status != "deleted"
+        )
+
+    @property
     def ready(self) -> bool:
         """DESIGN.md §4 "Ready": a live cluster of a live, non-system organization, shoot ready or unhealthy."""
         return is_ready(
@@ -184,20 +194,35 @@ def orphan_shoots(world: Observed) -> Iterator[Finding]:
 
 
 def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
-    """A shoot that belongs to a deleted cluster."""
+    """A shoot that belongs to a deleted cluster, unless that cluster's deletion is still under way.
+
+    Deleting a cluster is two-staged (DESIGN.md §4 rule 1): `deleted` is set, the provisioning side
+    deletes the shoot (status DELETING), and `shoot_status` becomes `deleted` once Gardener confirms
+    it gone. A shoot listed during that normal window is no disagreement. It is one once the
+    deletion was confirmed (`shoot_status = deleted`), has failed (`sync_status = failed`), or was
+    never handed to the provisioning side at all (no sync state).
+    """
     for shoot in world.shoots:
         cluster = world.clusters.get(shoot.cluster_id) if shoot.cluster_id is not None else None
-        if cluster is None or cluster.deleted is None:
+        if cluster is None or cluster.deleted is None or cluster.deletion_under_way:
             continue
+        if not cluster.has_sync_state:
+            reason = "the cluster was deleted and its shoot was never handed to the provisioning side"
+        elif cluster.sync_status == "failed":
+            reason = "the cluster's deletion failed and its shoot still exists"
+        else:
+            reason = "the cluster's shoot was confirmed deleted, yet Gardener still lists it"
         yield Finding(
             kind="shoot_of_deleted_cluster",
             subject=str(shoot.uid),
             cluster_id=cluster.id,
             shoot_uid=shoot.uid,
             details={
-                "expected": {"cluster_deleted": None},
-                "observed": {"cluster_deleted": _iso(cluster.deleted)},
-                "reason": "the shoot still exists although its cluster was deleted",
+                "expected": {"shoot": None, "cluster_deleted": _iso(cluster.deleted)},
+                "observed": {"shoot": _shoot_ref(shoot)},
+                "reason": reason,
+                "sync_status": cluster.sync_status,
+                "shoot_status": cluster.shoot_status,
                 "shoot": _shoot_ref(shoot),
             },
         )
@@ -321,7 +346,10 @@ KINDS: tuple[DriftKind, ...] = (
         "orphan_shoot", "shoot uid", "the shoot's cluster id matches no cluster row (or is not a UUID)", orphan_shoots
     ),
     DriftKind(
-        "shoot_of_deleted_cluster", "shoot uid", "the shoot belongs to a deleted cluster", shoots_of_deleted_clusters
+        "shoot_of_deleted_cluster",
+        "shoot uid",
+        "the shoot belongs to a deleted cluster whose deletion is not under way (confirmed, failed, never begun)",
+        shoots_of_deleted_clusters,
     ),
     DriftKind("missing_shoot", "cluster id", "a live cluster whose latest sync completed has no shoot", missing_shoots),
     DriftKind(

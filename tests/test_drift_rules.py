@@ -87,10 +87,34 @@ CASES: list[tuple[str, list[ShootObservation], list[ClusterFacts], list[tuple[st
         [("missing_shoot", str(CLUSTER)), ("orphan_shoot", str(SHOOT))],
     ),
     (
-        "shoot of a deleted cluster",
+        "shoot of a deleted cluster whose shoot was confirmed deleted",
         [shoot()],
-        [cluster(deleted=T0, shoot_status="deleting")],
+        [cluster(deleted=T0, shoot_status="deleted", shoot_operation="delete")],
         [("shoot_of_deleted_cluster", str(SHOOT))],
+    ),
+    (
+        "shoot of a deleted cluster whose deletion failed",
+        [shoot()],
+        [cluster(deleted=T0, sync_status="failed", shoot_status="ready")],
+        [("shoot_of_deleted_cluster", str(SHOOT))],
+    ),
+    (
+        "shoot of a deleted cluster that was never synced",
+        [shoot()],
+        [cluster(deleted=T0, has_sync_state=False, sync_status=None, shoot_status=None, first_completed=None)],
+        [("shoot_of_deleted_cluster", str(SHOOT))],
+    ),
+    (
+        "no finding while the shoot is being deleted (status DELETING)",
+        [shoot()],
+        [cluster(deleted=T0, shoot_status="deleting", shoot_operation="delete")],
+        [],
+    ),
+    (
+        "no finding while the deletion is queued (sync pending)",
+        [shoot()],
+        [cluster(deleted=T0, sync_status="pending", shoot_status="ready")],
+        [],
     ),
     ("missing shoot of a synced live cluster", [], [cluster()], [("missing_shoot", str(CLUSTER))]),
     (
@@ -179,7 +203,7 @@ CASES: list[tuple[str, list[ShootObservation], list[ClusterFacts], list[tuple[st
     (
         "no version finding for a deleted cluster's shoot",
         [shoot(kubernetes_version="1.20.0")],
-        [cluster(deleted=T0, shoot_status="deleting")],
+        [cluster(deleted=T0, shoot_status="deleted")],
         [("shoot_of_deleted_cluster", str(SHOOT))],
     ),
     (
@@ -233,7 +257,7 @@ CASES: list[tuple[str, list[ShootObservation], list[ClusterFacts], list[tuple[st
     (
         "a deleted cluster's shoot can also name the wrong organization",
         [shoot(organization_label=str(OTHER_ORG))],
-        [cluster(deleted=T0, shoot_status="deleting")],
+        [cluster(deleted=T0, shoot_status="deleted")],
         [("organization_mismatch", str(SHOOT)), ("shoot_of_deleted_cluster", str(SHOOT))],
     ),
     (
@@ -255,7 +279,7 @@ def test_every_finding_says_what_was_expected_and_observed() -> None:
         shoot(cluster_label="nope"),
         shoot(SHOOT_2, organization_label=str(OTHER_ORG), kubernetes_version="1.29.0"),
     ]
-    deleted = cluster(id=uuid4(), deleted=T0, shoot_status="deleting")
+    deleted = cluster(id=uuid4(), deleted=T0, shoot_status="deleted")
     missing = cluster(id=uuid4())
     shoots.append(shoot(uuid4(), cluster_label=str(deleted.id)))
     findings = find_drift(Observed(shoots, {c.id: c for c in [cluster(), deleted, missing]}))
