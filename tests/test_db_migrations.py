@@ -1,0 +1,175 @@
+"""The migration runner: in order, each once, under a lock, safe twice and from two migrators at once.
+
+Each test starts from an empty database of its own (not the migrated template), and compares what
+it ends with to the template through a fingerprint of the catalog: tables, columns, constraints,
+indexes, policies, functions and every grant.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool
+
+import db.migrate
+from db.migrate import MigrationError, apply_roles, available, latest_version, migrate
+from services.common.db import SCHEMA_VERSION, require_schema
+from services.common.errors import Unavailable
+from tests.fixtures.postgres import PgServer, TestDatabase, drop_database
+
+T = TypeVar("T")
+
+FINGERPRINT = (
+    """SELECT c.relname, a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull,
+              pg_catalog.pg_get_expr(d.adbin, d.adrelid)
+       FROM pg_catalog.pg_attribute AS a JOIN pg_catalog.pg_class AS c ON c.oid = a.attrelid
+       LEFT JOIN pg_catalog.pg_attrdef AS d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+       WHERE c.relnamespace IN ('tenant'::regnamespace, 'fleet_meta'::regnamespace) AND a.attnum > 0
+       ORDER BY 1, 2""",
+    """SELECT conrelid::regclass::text, conname, pg_catalog.pg_get_constraintdef(oid) FROM pg_catalog.pg_constraint
+       WHERE connamespace = 'tenant'::regnamespace ORDER BY 1, 2""",
+    "SELECT indexname, indexdef FROM pg_catalog.pg_indexes WHERE schemaname IN ('tenant', 'fleet_meta') ORDER BY 1",
+    """SELECT tablename, policyname, roles::text, cmd, qual, with_check FROM pg_catalog.pg_policies
+       WHERE schemaname = 'tenant' ORDER BY 1, 2""",
+    """SELECT p.oid::regprocedure::text, pg_catalog.pg_get_functiondef(p.oid), p.proacl::text,
+              p.proowner::regrole::text
+       FROM pg_catalog.pg_proc AS p WHERE p.pronamespace = 'tenant'::regnamespace ORDER BY 1""",
+    """SELECT c.relname, c.relacl::text, c.relowner::regrole::text, c.relrowsecurity FROM pg_catalog.pg_class AS c
+       WHERE c.relnamespace IN ('tenant'::regnamespace, 'fleet_meta'::regnamespace) ORDER BY 1""",
+    """SELECT nspname, nspacl::text, obj_description(oid, 'pg_namespace') FROM pg_catalog.pg_namespace
+       WHERE nspname IN ('tenant', 'fleet_meta') ORDER BY 1""",
+    "SELECT version, name, checksum FROM fleet_meta.schema_migrations ORDER BY version",
+    "SELECT id, name, alias, listed_publicly, deleted FROM tenant.organizations ORDER BY id",
+)
+
+
+def fingerprint(dsn: str) -> list[list[tuple[object, ...]]]:
+    with psycopg.connect(dsn) as conn:
+        return [conn.execute(query).fetchall() for query in FINGERPRINT]
+
+
+@pytest.fixture
+def empty_database(pg_server: PgServer) -> Iterator[TestDatabase]:
+    """A database with nothing in it (roles exist on the server: they are cluster-wide)."""
+    db = TestDatabase(pg_server, f"fleet_empty_{threading.get_ident()}")
+    with psycopg.connect(pg_server.dsn("postgres"), autocommit=True) as conn:
+        apply_roles(conn)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db.name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db.name)))
+    try:
+        yield db
+    finally:
+        drop_database(db)
+
+
+def at_once(count: int, work: Callable[[], T]) -> list[T]:
+    """Run `work` in `count` threads released together; re-raise the first failure."""
+    barrier = threading.Barrier(count)
+    results: list[T] = []
+    failures: list[BaseException] = []
+
+    def run() -> None:
+        barrier.wait(timeout=30)
+        try:
+            results.append(work())
+        except BaseException as e:  # handed to the test thread below
+            failures.append(e)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    if failures:
+        raise failures[0]
+    assert len(results) == count
+    return results
+
+
+def test_migrating_applies_every_file_once_and_matches_the_template(
+    empty_database: TestDatabase, database: TestDatabase
+) -> None:
+    assert migrate(empty_database.dsn()) == [m.version for m in available()]
+    assert fingerprint(empty_database.dsn()) == fingerprint(database.dsn())
+
+
+def test_migrating_twice_changes_nothing(empty_database: TestDatabase) -> None:
+    migrate(empty_database.dsn())
+    first = fingerprint(empty_database.dsn())
+    assert migrate(empty_database.dsn()) == []
+    assert fingerprint(empty_database.dsn()) == first
+
+
+def test_two_migrators_at_once_leave_one_consistent_schema(
+    empty_database: TestDatabase, database: TestDatabase
+) -> None:
+    applied = at_once(2, lambda: migrate(empty_database.dsn()))
+    # One migrator did all the work, the other waited on the lock and found nothing left to do.
+    assert sorted(applied, key=len) == [[], [m.version for m in available()]]
+    assert fingerprint(empty_database.dsn()) == fingerprint(database.dsn())
+
+
+def test_roles_twice_and_at_once(pg_server: PgServer) -> None:
+    def roles() -> None:
+        with psycopg.connect(pg_server.dsn("postgres"), autocommit=True) as conn:
+            apply_roles(conn)
+
+    at_once(3, roles)
+    roles()
+    with psycopg.connect(pg_server.dsn("postgres")) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_catalog.pg_roles WHERE rolname LIKE 'fun\\_%'").fetchone()
+    assert row is not None and row[0] >= 5
+
+
+def test_a_target_stops_early_and_the_rest_follows_later(empty_database: TestDatabase) -> None:
+    assert migrate(empty_database.dsn(), target=2) == [1, 2]
+    with psycopg.connect(empty_database.dsn()) as conn:
+        row = conn.execute("SELECT obj_description('tenant'::regnamespace, 'pg_namespace')").fetchone()
+    assert row is not None and str(row[0]).endswith("schema version 2")
+    assert migrate(empty_database.dsn()) == list(range(3, latest_version() + 1))
+
+
+def test_an_applied_migration_that_changed_is_refused(
+    empty_database: TestDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "migrations"
+    shutil.copytree(db.migrate.MIGRATIONS_DIR, copy)
+    monkeypatch.setattr(db.migrate, "MIGRATIONS_DIR", copy)
+    migrate(empty_database.dsn(), target=1)
+    first = sorted(copy.glob("0001_*.sql"))[0]
+    first.write_text(first.read_text() + "\n-- edited after it was applied\n")
+    with pytest.raises(MigrationError, match="changed after it was applied"):
+        migrate(empty_database.dsn())
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("0009_gap.sql", "expected version"), ("7_bad.sql", "named NNNN_name.sql")],
+    ids=["gap", "bad-name"],
+)
+def test_misnamed_or_missing_files_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, message: str
+) -> None:
+    copy = tmp_path / "migrations"
+    shutil.copytree(db.migrate.MIGRATIONS_DIR, copy)
+    (copy / name).write_text("SELECT 1;\n")
+    monkeypatch.setattr(db.migrate, "MIGRATIONS_DIR", copy)
+    with pytest.raises(MigrationError, match=message):
+        available()
+
+
+async def test_services_refuse_an_older_schema_with_a_clear_message(empty_database: TestDatabase) -> None:
+    migrate(empty_database.dsn(), target=SCHEMA_VERSION - 1)
+    async with AsyncConnectionPool(empty_database.dsn("fun_platform_public_api"), min_size=1, open=False) as pool:
+        with pytest.raises(Unavailable, match=rf"version {SCHEMA_VERSION - 1}, this release needs {SCHEMA_VERSION}"):
+            await require_schema(pool)
+    migrate(empty_database.dsn())
+    async with AsyncConnectionPool(empty_database.dsn("fun_platform_public_api"), min_size=1, open=False) as pool:
+        assert await require_schema(pool) == SCHEMA_VERSION
