@@ -1,16 +1,273 @@
-"""Entry point of `cluster-worker`: the inventory collector and reconcile loop. (Filled in by its issue.)"""
+"""Entry point of `cluster-worker`: the inventory collector or the reconcile loop, and their one-shot commands.
+
+    cluster-worker [run]                 the loop WORKER_MODE names, with /livez, /readyz, /metrics
+    cluster-worker collect [--cluster X] one collection now; a summary per cluster and per ledger type
+    cluster-worker reconcile --once      one reconcile pass now
+
+The only module of the collector that reads `os.environ`: it builds one `Settings`, configures JSON
+logs, opens the process's one database pool (as fun_cluster_worker) and the Gardener client
+(`Worker`), and hands them to the loops. SIGTERM and SIGINT stop the loop gracefully: a round in
+progress is cancelled, which rolls back each cluster's transaction.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TextIO
+
+from psycopg_pool import AsyncConnectionPool
+
+from collector import inventory_store as store
+from collector.cli import ProgressBar, print_summary
+from collector.gardener import (
+    CredentialCache,
+    Gardener,
+    MockGardener,
+    MockShootRow,
+    RealGardener,
+    renew_margin,
+    utc_now,
+)
+from collector.inventory import Clock, InventoryLoop
+from collector.kube import KubeError, garden_client
+from collector.ledger import SOURCES
+from collector.readers import ClusterReader, GardenReader, MockReader
+from collector.settings import Settings
+from services.common.db import make_pool, require_schema
+from services.common.errors import Unavailable
+from services.common.logs import configure_logging
+from services.common.serving import Readiness
+from services.common.settings import SettingsError
+
+logger = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="cluster-worker", description="the inventory collector and reconcile loop")
-    parser.parse_args(argv)
-    parser.print_usage(sys.stderr)
-    return 2
+class Loop(Protocol):
+    """What `cluster-worker run` runs: InventoryLoop or ReconcileLoop."""
+
+    async def run(self, stop: asyncio.Event) -> None: ...
+
+
+@dataclass
+class Worker:
+    """What both modes share: settings, the one pool, the Gardener client and the clock."""
+
+    settings: Settings
+    pool: AsyncConnectionPool[Any]
+    gardener: Gardener
+    clock: Clock = utc_now
+
+
+@contextlib.asynccontextmanager
+async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIterator[Worker]:
+    """Open the pool (checking the schema) and the Gardener client; close both at the end.
+
+    Raises Unavailable when the database cannot be reached or its schema is too old, and
+    collector.kube.KubeError when the garden kubeconfig cannot be loaded.
+    """
+    pool: AsyncConnectionPool[Any] = make_pool(settings.database, application_name=f"cluster-worker-{settings.mode}")
+    try:
+        await pool.open(wait=True, timeout=settings.database.connect_timeout_seconds)
+    except Exception as e:
+        await pool.close()
+        raise Unavailable(f"cannot connect to the database: {type(e).__name__}") from e
+    try:
+        await require_schema(pool)
+        if settings.gardener.mode == "real" and settings.gardener.kubeconfig is not None:
+            client = await garden_client(
+                settings.gardener.kubeconfig, timeout_seconds=settings.gardener.request_timeout_seconds
+            )
+            gardener: Gardener = RealGardener(client)
+        else:
+            gardener = MockGardener(_mock_shoots(pool))
+        try:
+            yield Worker(settings, pool, gardener, clock)
+        finally:
+            await gardener.close()
+    finally:
+        await pool.close()
+
+
+def _mock_shoots(pool: AsyncConnectionPool[Any]) -> Callable[[], Awaitable[list[MockShootRow]]]:
+    async def load() -> list[MockShootRow]:
+        async with pool.connection() as conn:
+            return await store.mock_shoots(conn)
+
+    return load
+
+
+def build_reader(worker: Worker) -> ClusterReader:
+    """The cluster reader GARDENER_MODE names: shoots through Gardener, or the database."""
+    settings = worker.settings
+    if settings.gardener.mode == "mock":
+        return MockReader(worker.pool, sources=SOURCES)
+    credentials = CredentialCache(
+        worker.gardener,
+        kind=settings.gardener.credential,
+        lifetime_seconds=settings.gardener.credential_lifetime_seconds,
+        renew_before=renew_margin(settings.inventory.timeout_seconds),
+        clock=worker.clock,
+    )
+    return GardenReader(
+        worker.gardener, credentials, sources=SOURCES, timeout_seconds=settings.inventory.timeout_seconds
+    )
+
+
+def build_inventory(worker: Worker) -> InventoryLoop:
+    """WORKER_MODE=inventory: the collector of DESIGN.md §7."""
+    return InventoryLoop(
+        pool=worker.pool, reader=build_reader(worker), settings=worker.settings.inventory, clock=worker.clock
+    )
+
+
+class ReconcileNotWired(RuntimeError):
+    """The reconcile loop is not connected to this entry point yet."""
+
+
+def build_reconcile(worker: Worker) -> Loop:
+    """WORKER_MODE=reconcile: the hook for collector.reconcile.ReconcileLoop (DESIGN.md §9).
+
+    Wire it here: `return ReconcileLoop(pool=worker.pool, gardener=worker.gardener,
+    interval_seconds=worker.settings.reconcile.interval_seconds, clock=worker.clock)`.
+    """
+    raise ReconcileNotWired("WORKER_MODE=reconcile is not wired into cluster-worker yet")
+
+
+async def reconcile_once(worker: Worker, out: TextIO) -> int:
+    """`cluster-worker reconcile --once`: the hook for one ReconcileLoop.run_once(), printing its summary."""
+    raise ReconcileNotWired("`cluster-worker reconcile --once` is not wired yet")
+
+
+async def serve(settings: Settings) -> int:
+    """Run the loop of WORKER_MODE until SIGTERM or SIGINT, with the health port."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    from collector.health import HealthServer  # noqa: PLC0415 - uvicorn is needed by the loop only
+
+    async with open_worker(settings) as worker:
+        pool = worker.pool
+
+        async def database_ready() -> bool:
+            await require_schema(pool)
+            return True
+
+        runner = build_inventory(worker) if settings.mode == "inventory" else build_reconcile(worker)
+        health = HealthServer(settings.health, Readiness(database_ready))
+        await health.start()
+        logger.info("cluster-worker started", extra={"mode": settings.mode, "gardener": settings.gardener.mode})
+        try:
+            await runner.run(stop)
+        finally:
+            await health.stop()
+    logger.info("cluster-worker stopped")
+    return EXIT_OK
+
+
+async def collect(settings: Settings, refs: list[str] | None, out: TextIO, progress: TextIO | None) -> int:
+    """`cluster-worker collect`: collect the named (or every ready) cluster now; non-zero if any failed."""
+    async with open_worker(settings) as worker:
+        inventory = build_inventory(worker)
+        async with worker.pool.connection() as conn:
+            if refs:
+                clusters, problems = await _resolve(conn, refs)
+                if problems:
+                    for problem in problems:
+                        print(f"cluster-worker collect: {problem}", file=sys.stderr)  # noqa: T201 - a command's answer
+                    return EXIT_USAGE
+            else:
+                clusters = await store.ready_clusters(conn)
+        if not clusters:
+            print("no ready clusters to collect", file=out)
+            return EXIT_OK
+        bar = ProgressBar(len(clusters), progress) if progress is not None else None
+        summary = await inventory.run_once(clusters, on_result=bar.advance if bar else None)
+        if bar is not None:
+            bar.close()
+        print_summary(summary, out)
+    return EXIT_OK if summary.failed == 0 else EXIT_FAILED
+
+
+async def _resolve(conn: Any, refs: list[str]) -> tuple[list[store.ClusterRow], list[str]]:
+    clusters: list[store.ClusterRow] = []
+    problems: list[str] = []
+    for ref in refs:
+        found = await store.find_clusters(conn, ref)
+        if not found:
+            problems.append(f"no live cluster has the id, name or organization/name {ref!r}")
+        elif len(found) > 1:
+            names = ", ".join(f"{c.organization_name}/{c.name}" for c in found)
+            problems.append(f"{ref!r} names several clusters ({names}); use organization/name or the id")
+        elif not found[0].ready:
+            problems.append(f"cluster {ref!r} is not ready (shoot status {found[0].shoot_status or 'unknown'})")
+        elif all(c.id != found[0].id for c in clusters):
+            clusters.append(found[0].row())
+    return clusters, problems
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cluster-worker",
+        description="Fleet inventory's worker: WORKER_MODE=inventory collects every ready cluster, "
+        "WORKER_MODE=reconcile mirrors Gardener's shoots and records drift.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("run", help="run the loop WORKER_MODE names (the default)")
+    collect_cmd = commands.add_parser("collect", help="collect ready clusters now and print what was found")
+    collect_cmd.add_argument(
+        "--cluster",
+        action="append",
+        metavar="ID|NAME",
+        help="a cluster id, name or organization/name (repeatable); default: every ready cluster",
+    )
+    reconcile_cmd = commands.add_parser("reconcile", help="reconcile with Gardener")
+    reconcile_cmd.add_argument("--once", action="store_true", required=True, help="one pass now, then exit")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911 - one exit code per outcome  # noqa: PLR0911 - one exit code per outcome
+    args = build_parser().parse_args(argv)
+    try:
+        settings = Settings.from_env(os.environ)
+    except SettingsError as e:
+        print(f"cluster-worker: {e}", file=sys.stderr)  # noqa: T201 - before logging is configured
+        return EXIT_USAGE
+    interactive = sys.stderr.isatty()
+    # The long-running loop always logs JSON; a command run by hand logs plain lines to a terminal.
+    configure_logging(settings.log_level, json=args.command in (None, "run") or not interactive)
+    try:
+        if args.command in (None, "run"):
+            return asyncio.run(serve(settings))
+        if args.command == "collect":
+            return asyncio.run(collect(settings, args.cluster, sys.stdout, sys.stderr if interactive else None))
+        return asyncio.run(_reconcile_command(settings))
+    except Unavailable as e:
+        logger.error("cannot start: %s", e.message)
+        return EXIT_FAILED
+    except KubeError as e:
+        logger.error("cannot reach the garden: %s", e)
+        return EXIT_FAILED
+    except ReconcileNotWired as e:
+        logger.error("%s", e)
+        return EXIT_USAGE
+
+
+async def _reconcile_command(settings: Settings) -> int:
+    async with open_worker(settings) as worker:
+        return await reconcile_once(worker, sys.stdout)
 
 
 if __name__ == "__main__":

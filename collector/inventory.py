@@ -1,0 +1,298 @@
+"""The inventory loop, `WORKER_MODE=inventory` (DESIGN.md §7): every ready cluster, every interval.
+
+    run(stop) ─> run_once() ─> heartbeat ─> reader.prepare(round) ─> N workers ─> collect(cluster)
+                                                                                  │
+            read the cluster (ClusterReader) ─> ONE transaction: snapshots + ledger ─┘
+            on failure: record last_error on its own (up to 10 s more), keep the old numbers
+
+Each cluster is bounded by INVENTORY_TIMEOUT for reading and storing together (`asyncio.timeout`
+cancels the read, which closes its connections, or the store, which rolls back). A failure is
+recorded and never stops the round; one slow cluster holds only its own worker. The heartbeat is
+written each time a round is queued (FUN-23 §7), with the interval, so the staff view can call
+snapshots stale. A round that overruns the interval is logged and counted, and the next one starts
+right after it: rounds never stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from collector import inventory_metrics as metrics
+from collector import inventory_store as store
+from collector.inventory_store import ClusterRow
+from collector.kube import KubeError, truncate
+from collector.ledger import LedgerCounts, TypeCounts, Unlisted, add_counts
+from collector.readers import ClusterReader, CollectError
+from collector.settings import InventorySettings, Shard
+from collector.shoot import Reading
+
+logger = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def in_shard(cluster_id: UUID, shard: Shard) -> bool:
+    """Whether this replica collects the cluster: a stable hash of its id, modulo the shard count."""
+    if shard.count == 1:
+        return True
+    digest = hashlib.blake2b(cluster_id.bytes, digest_size=8).digest()
+    return int.from_bytes(digest, "big") % shard.count == shard.index
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterResult:
+    """How one cluster's collection went."""
+
+    cluster: ClusterRow
+    duration_seconds: float
+    reading: Reading | None = None
+    ledger: LedgerCounts | None = None
+    error: str | None = None
+    reason: str | None = None
+    """A short label when it failed: a KubeError's reason, timeout, no_shoot, credential, database, internal."""
+    failure_recorded: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundSummary:
+    """One round (or one on-demand collection) over a set of clusters."""
+
+    started: datetime
+    duration_seconds: float
+    results: tuple[ClusterResult, ...]
+    ledger: dict[str, TypeCounts] = field(default_factory=dict)
+    """Per resource type, summed over the clusters collected."""
+    unlisted: dict[str, int] = field(default_factory=dict)
+    """Per resource type, in how many collected clusters its source could not be listed."""
+
+    @property
+    def collected(self) -> int:
+        return sum(1 for r in self.results if r.ok)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for r in self.results if not r.ok)
+
+
+class InventoryLoop:
+    """Every `interval_seconds` (once at start), collect every ready cluster with bounded workers."""
+
+    def __init__(
+        self,
+        *,
+        pool: AsyncConnectionPool[Any],
+        reader: ClusterReader,
+        settings: InventorySettings,
+        clock: Clock = utc_now,
+    ) -> None:
+        self._pool = pool
+        self._reader = reader
+        self._settings = settings
+        self._clock = clock
+        self.first_round_done = asyncio.Event()
+        """Set once a round was queued and finished; /readyz waits for it."""
+
+    async def run_once(
+        self,
+        clusters: Sequence[ClusterRow] | None = None,
+        *,
+        on_result: Callable[[ClusterResult], None] | None = None,
+    ) -> RoundSummary:
+        """Collect `clusters`, or (None) queue a round of every ready cluster of this shard with a heartbeat.
+
+        An on-demand collection (clusters given) writes no heartbeat: it is not the loop's round.
+        Raises only when the clusters of a round cannot be read from the database.
+        """
+        started_at = self._clock()
+        started = time.perf_counter()
+        full_round = clusters is None
+        if clusters is None:
+            async with self._pool.connection() as conn:
+                ready = await store.ready_clusters(conn)
+            clusters = [c for c in ready if in_shard(c.id, self._settings.shard)]
+            await self._heartbeat(started_at, len(clusters))
+        await self._reader.prepare(clusters, full_round=full_round)
+        results: list[ClusterResult] = []
+        queue: asyncio.Queue[ClusterRow] = asyncio.Queue()
+        for cluster in clusters:
+            queue.put_nowait(cluster)
+
+        async def worker() -> None:
+            while True:
+                try:
+                    cluster = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                result = await self.collect(cluster)
+                results.append(result)
+                if on_result is not None:
+                    on_result(result)
+
+        async with asyncio.TaskGroup() as workers:
+            for _ in range(min(self._settings.workers, len(clusters))):
+                workers.create_task(worker())
+        summary = _summarize(started_at, time.perf_counter() - started, results)
+        if full_round:
+            metrics.ROUND_DURATION.observe(summary.duration_seconds)
+            metrics.ROUND_CLUSTERS.set(len(clusters))
+            self.first_round_done.set()
+        logger.info(
+            "inventory round done" if full_round else "collection done",
+            extra={
+                "clusters": len(results),
+                "collected": summary.collected,
+                "failed": summary.failed,
+                "duration_seconds": round(summary.duration_seconds, 3),
+            },
+        )
+        return summary
+
+    async def collect(self, cluster: ClusterRow) -> ClusterResult:
+        """Read and store one cluster within INVENTORY_TIMEOUT; on failure record why. Never raises."""
+        started = time.perf_counter()
+        context = {"cluster_id": str(cluster.id), "cluster": str(cluster)}
+        phase = "reading"
+        try:
+            async with asyncio.timeout(self._settings.timeout_seconds):
+                reading = await self._reader.read(cluster)
+                phase = "storing"
+                observed = self._clock()
+                # Kubernetes was read first; the transaction covers the writes only (STYLE 9).
+                async with self._pool.connection() as conn, conn.transaction():
+                    ledger = await store.store_reading(conn, cluster.id, reading, observed=observed)
+        except TimeoutError:
+            error = f"timed out after {self._settings.timeout_seconds:g} s (INVENTORY_TIMEOUT) while {phase}"
+            return await self._failed(cluster, started, "timeout", error, context)
+        except KubeError as e:
+            return await self._failed(cluster, started, e.reason, f"{phase} the shoot: {e}", context)
+        except CollectError as e:
+            return await self._failed(cluster, started, e.reason, str(e), context)
+        except (psycopg.Error, OSError) as e:
+            error = f"{phase}: database error {type(e).__name__}: {truncate(str(e))}"
+            return await self._failed(cluster, started, "database", error, context)
+        except Exception as e:
+            logger.exception("collection failed unexpectedly", extra=context)
+            return await self._failed(cluster, started, "internal", f"internal error ({type(e).__name__})", context)
+        duration = time.perf_counter() - started
+        metrics.CLUSTERS_COLLECTED.inc()
+        metrics.CLUSTER_DURATION.labels("collected").observe(duration)
+        for resource_type, counts in ledger.by_type.items():
+            metrics.LEDGER_CHANGES.labels(resource_type, "created").inc(counts.created)
+            metrics.LEDGER_CHANGES.labels(resource_type, "destroyed").inc(counts.destroyed)
+        for resource_type, unlisted in ledger.unlisted.items():
+            metrics.LEDGER_UNLISTED.labels(resource_type, unlisted.reason).inc()
+            logger.info(
+                "ledger source not listed; its type is left as it was",
+                extra={**context, "resource_type": resource_type, "reason": unlisted.reason, "error": unlisted.message},
+            )
+        logger.debug(
+            "cluster collected",
+            extra={**context, "nodes": reading.nodes, "pods": reading.pods, "duration_seconds": round(duration, 3)},
+        )
+        return ClusterResult(cluster, duration, reading=reading, ledger=ledger)
+
+    async def _failed(
+        self, cluster: ClusterRow, started: float, reason: str, error: str, context: dict[str, str]
+    ) -> ClusterResult:
+        recorded = False
+        message = truncate(error, 500)
+        try:
+            # Recording the failure has a budget of its own (DESIGN.md §7: up to 10 s more).
+            async with (
+                asyncio.timeout(self._settings.failure_grace_seconds),
+                self._pool.connection() as conn,
+                conn.transaction(),
+            ):
+                await store.record_failure(conn, cluster.id, error=message, at=self._clock())
+            recorded = True
+        except (TimeoutError, psycopg.Error, OSError) as e:
+            logger.warning(
+                "cannot record the failed collection", extra={**context, "cause": type(e).__name__, "error": message}
+            )
+        duration = time.perf_counter() - started
+        metrics.CLUSTERS_FAILED.labels(reason).inc()
+        metrics.CLUSTER_DURATION.labels("failed").observe(duration)
+        logger.warning("collection failed", extra={**context, "reason": reason, "error": message})
+        return ClusterResult(cluster, duration, error=message, reason=reason, failure_recorded=recorded)
+
+    async def _heartbeat(self, at: datetime, clusters: int) -> None:
+        metrics.LAST_ROUND.set(at.timestamp())
+        details = {
+            "clusters": clusters,
+            "workers": self._settings.workers,
+            "timeout_seconds": self._settings.timeout_seconds,
+            "shard": str(self._settings.shard),
+        }
+        async with self._pool.connection() as conn, conn.transaction():
+            await store.record_heartbeat(
+                conn, at=at, interval_seconds=math.ceil(self._settings.interval_seconds), details=details
+            )
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Queue a round now, then one every interval (start to start) until `stop` is set.
+
+        A round still running when `stop` is set is cancelled: each cluster's transaction rolls
+        back, so nothing partial is stored. A failed round (the database is down) is logged and the
+        loop goes on.
+        """
+        loop = asyncio.get_running_loop()
+        interval = self._settings.interval_seconds
+        scheduled = loop.time()
+        while not stop.is_set():
+            round_task = asyncio.create_task(self.run_once())
+            stopping = asyncio.create_task(stop.wait())
+            done, _ = await asyncio.wait({round_task, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if round_task not in done:
+                round_task.cancel()
+                await asyncio.gather(round_task, return_exceptions=True)
+                return
+            stopping.cancel()
+            if round_task.exception() is not None:
+                logger.error("inventory round failed", exc_info=round_task.exception())
+            scheduled += interval
+            now = loop.time()
+            metrics.ROUND_LAG.set(max(0.0, now - scheduled))
+            if now > scheduled:
+                metrics.ROUNDS_OVERRUN.inc()
+                logger.warning(
+                    "inventory round overran its interval; the next one starts now",
+                    extra={"late_seconds": round(now - scheduled, 3), "interval_seconds": interval},
+                )
+                scheduled = now
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=scheduled - now)
+            except TimeoutError:
+                continue
+
+
+def _summarize(started: datetime, duration: float, results: Sequence[ClusterResult]) -> RoundSummary:
+    ledger: dict[str, TypeCounts] = {}
+    unlisted: dict[str, int] = {}
+    for result in results:
+        if result.ledger is None:
+            continue
+        add_counts(ledger, result.ledger.by_type)
+        for resource_type, why in result.ledger.unlisted.items():
+            if isinstance(why, Unlisted):
+                unlisted[resource_type] = unlisted.get(resource_type, 0) + 1
+    return RoundSummary(started, duration, tuple(results), ledger, unlisted)

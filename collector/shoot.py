@@ -1,0 +1,245 @@
+"""Reading one shoot's API server into a `Reading`: the numbers of DESIGN.md §7 plus the ledger sources.
+
+    inventory.py ──> read_shoot(client) ──> KubeClient.stream_list ──> fold functions (this module)
+
+Per cluster (DESIGN.md §7 steps 2-5): the namespaces carrying `fundament.io/namespace-id` come first
+(metadata only; they decide which objects are a tenant's), then at once: every node (full objects:
+readiness, allocatable CPU, memory, pods), the metadata of every pod not Succeeded or Failed, and
+each ledger source's list. Every list asks for `resourceVersion=0`, so the API server answers from
+its watch cache instead of a quorum read from etcd (FUN-23 §6); since the cache then ignores
+`limit`, items are folded batch by batch as the body streams in (collector/liststream.py) and never
+kept: a node becomes a few integers, a pod one count.
+
+Nodes are grouped onto node pools by the label `worker.gardener.cloud/pool`, whose value is the
+worker name `services.common.naming.worker_name` derives from the pool name. Nodes of a pool the
+database does not know still count for the cluster.
+
+A failure of nodes, namespaces or pods fails the whole reading (nothing is stored). A ledger
+source's failure only marks that source `Unlisted`, bounded by its own shorter timeout, so a broken
+or missing CRD never costs the cluster its snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from collector.kube import METADATA_LIST, BadResponse, KubeClient, KubeError, KubeObject
+from collector.ledger import NODES_PATH, Discovered, LedgerSource, SourceResult, Unlisted, sources_by_path
+from collector.quantity import millis, whole
+from services.common.naming import NAMESPACE_ID_LABEL, POOL_LABEL
+
+logger = logging.getLogger(__name__)
+
+NAMESPACES_PATH = "/api/v1/namespaces"
+PODS_PATH = "/api/v1/pods"
+# Running and pending pods; finished ones hold no resources (DESIGN.md §7 step 4).
+UNFINISHED_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+WATCH_CACHE = "0"
+
+
+@dataclass
+class NodeTally:
+    """Nodes folded into counts as they stream in."""
+
+    nodes: int = 0
+    ready: int = 0
+    allocatable_pods: int = 0
+    cpu_millicores: int = 0
+    memory_bytes: int = 0
+    by_worker: dict[str, list[int]] = field(default_factory=dict)
+    """Worker name (the pool label) -> [nodes, ready]; nodes without the label are not in here."""
+
+    def add(self, items: Sequence[dict[str, Any]]) -> None:
+        for node in items:
+            ready = node_is_ready(node)
+            self.nodes += 1
+            self.ready += ready
+            allocatable = (node.get("status") or {}).get("allocatable") or {}
+            name = (node.get("metadata") or {}).get("name", "?")
+            try:
+                self.allocatable_pods += whole(allocatable.get("pods", 0))
+                self.cpu_millicores += millis(allocatable.get("cpu", 0))
+                self.memory_bytes += whole(allocatable.get("memory", 0))
+            except (ValueError, TypeError) as e:
+                raise BadResponse(f"node {name}: allocatable is not a set of quantities ({e})") from None
+            worker = ((node.get("metadata") or {}).get("labels") or {}).get(POOL_LABEL)
+            if isinstance(worker, str):
+                counts = self.by_worker.setdefault(worker, [0, 0])
+                counts[0] += 1
+                counts[1] += ready
+
+
+def node_is_ready(node: dict[str, Any]) -> bool:
+    """The node's `Ready` condition is `True` (Unknown and False are not ready)."""
+    for condition in (node.get("status") or {}).get("conditions") or ():
+        if isinstance(condition, dict) and condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return False
+
+
+def tenant_namespaces(items: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Kubernetes namespace name -> the raw `fundament.io/namespace-id` of each tenant namespace."""
+    found: dict[str, str] = {}
+    for item in items:
+        meta = item.get("metadata") or {}
+        label = (meta.get("labels") or {}).get(NAMESPACE_ID_LABEL)
+        if isinstance(meta.get("name"), str) and isinstance(label, str):
+            found[meta["name"]] = label
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """Everything one collection learned about one cluster, ready to store."""
+
+    nodes: int
+    ready_nodes: int
+    pods: int
+    allocatable_pods: int
+    cpu_allocatable_millicores: int
+    memory_allocatable_bytes: int
+    pool_nodes: dict[str, tuple[int, int]]
+    """Worker name -> (nodes, ready nodes)."""
+    namespace_pods: dict[UUID, int]
+    """Fundament namespace id (from the label) -> unfinished pods."""
+    ledger: dict[str, SourceResult]
+    """Resource type -> what its source found, or why it could not be listed."""
+    requests: int = 0
+    """API requests the reading took (credential minting not included)."""
+
+
+def namespace_pods(labels: dict[str, str], pods_by_name: Counter[str]) -> dict[UUID, int]:
+    """Pods per Fundament namespace id; namespaces whose label is not a UUID are left out."""
+    counts: dict[UUID, int] = {}
+    for name, label in labels.items():
+        try:
+            namespace_id = UUID(label)
+        except ValueError:
+            continue
+        counts[namespace_id] = counts.get(namespace_id, 0) + pods_by_name.get(name, 0)
+    return counts
+
+
+async def read_shoot(client: KubeClient, sources: Sequence[LedgerSource], *, ledger_timeout_seconds: float) -> Reading:
+    """Read one shoot completely. Raises KubeError when nodes, namespaces or pods cannot be read."""
+    start_requests = client.requests
+    namespaces: list[dict[str, Any]] = []
+    await client.stream_list(
+        NAMESPACES_PATH,
+        namespaces.extend,
+        query={"resourceVersion": WATCH_CACHE, "labelSelector": NAMESPACE_ID_LABEL},
+        accept=METADATA_LIST,
+    )
+    labels = tenant_namespaces(namespaces)
+    del namespaces
+    tenants = frozenset(labels)
+
+    grouped = sources_by_path(sources)
+    node_sources = grouped.pop(NODES_PATH, [])
+    found_on_nodes: list[Discovered] = []
+    tally = NodeTally()
+
+    def fold_nodes(items: list[dict[str, Any]]) -> None:
+        tally.add(items)
+        for source in node_sources:
+            found_on_nodes.extend(_discover(source, items, tenants))
+
+    pods: Counter[str] = Counter()
+
+    def fold_pods(items: list[dict[str, Any]]) -> None:
+        # Counter.update over a generator runs its counting loop in C.
+        pods.update((item.get("metadata") or {}).get("namespace", "") for item in items)
+
+    ledger: dict[str, SourceResult] = {}
+    jobs: list[Awaitable[Any]] = [
+        client.stream_list(NODES_PATH, fold_nodes, query={"resourceVersion": WATCH_CACHE}),
+        client.stream_list(
+            PODS_PATH,
+            fold_pods,
+            query={"resourceVersion": WATCH_CACHE, "fieldSelector": UNFINISHED_PODS},
+            accept=METADATA_LIST,
+        ),
+        *(
+            _list_sources(client, path, group, tenants=tenants, into=ledger, timeout_seconds=ledger_timeout_seconds)
+            for path, group in grouped.items()
+        ),
+    ]
+    await _all_or_nothing(jobs)
+    for source in node_sources:
+        ledger[source.resource_type] = tuple(d for d in found_on_nodes if d.resource_type == source.resource_type)
+    return Reading(
+        nodes=tally.nodes,
+        ready_nodes=tally.ready,
+        pods=sum(pods.values()),
+        allocatable_pods=tally.allocatable_pods,
+        cpu_allocatable_millicores=tally.cpu_millicores,
+        memory_allocatable_bytes=tally.memory_bytes,
+        pool_nodes={worker: (counts[0], counts[1]) for worker, counts in tally.by_worker.items()},
+        namespace_pods=namespace_pods(labels, pods),
+        ledger={source.resource_type: ledger[source.resource_type] for source in sources},
+        requests=client.requests - start_requests,
+    )
+
+
+def _discover(source: LedgerSource, items: Sequence[dict[str, Any]], tenants: frozenset[str]) -> list[Discovered]:
+    found: list[Discovered] = []
+    for item in items:
+        discovered = source.discover(_as_object(item), tenants)
+        if discovered is not None:
+            found.append(discovered)
+    return found
+
+
+def _as_object(item: dict[str, Any]) -> KubeObject:
+    return item  # type: ignore[return-value]  # a parsed object is a KubeObject by shape
+
+
+async def _list_sources(
+    client: KubeClient,
+    path: str,
+    group: Sequence[LedgerSource],
+    *,
+    tenants: frozenset[str],
+    into: dict[str, SourceResult],
+    timeout_seconds: float,
+) -> None:
+    """List one path for the ledger sources reading it; a failure marks them Unlisted, never raises KubeError."""
+    found: list[Discovered] = []
+
+    def fold(items: list[dict[str, Any]]) -> None:
+        for source in group:
+            found.extend(_discover(source, items, tenants))
+
+    try:
+        async with asyncio.timeout(timeout_seconds):
+            await client.stream_list(
+                path, fold, query={"resourceVersion": WATCH_CACHE}, request_timeout_seconds=timeout_seconds
+            )
+    except KubeError as e:
+        for source in group:
+            into[source.resource_type] = Unlisted(e.reason, str(e))
+        return
+    except TimeoutError:
+        for source in group:
+            into[source.resource_type] = Unlisted("timeout", f"GET {path}: no complete answer in {timeout_seconds:g} s")
+        return
+    for source in group:
+        into[source.resource_type] = tuple(d for d in found if d.resource_type == source.resource_type)
+
+
+async def _all_or_nothing(jobs: Sequence[Awaitable[Any]]) -> None:
+    """Run the jobs at once; on the first failure cancel the rest, wait for them, and raise it."""
+    tasks = [asyncio.ensure_future(job) for job in jobs]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
