@@ -1,0 +1,94 @@
+"""`fleet db`: the commands an operator runs, through the real command-line entry point."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from db.embedded import free_port, runtime_root
+from db.migrate import available
+from fleetctl.main import main
+from tests.fixtures.postgres import PROJECT, PgServer, TestDatabase, drop_database
+
+
+@pytest.fixture
+def blank(pg_server: PgServer) -> Iterator[TestDatabase]:
+    db = TestDatabase(pg_server, f"fleet_cli_{os.getpid()}")
+    with psycopg.connect(pg_server.dsn("postgres"), autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db.name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db.name)))
+    try:
+        yield db
+    finally:
+        drop_database(db)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_roles_migrate_status_seed_in_order(blank: TestDatabase, capsys: pytest.CaptureFixture[str]) -> None:
+    dsn = blank.dsn()
+    code, out, _ = run(capsys, "db", "status", "--dsn", dsn)
+    assert code == 1
+    assert "schema version 0" in out and available()[0].path.name in out
+
+    code, _, err = run(capsys, "db", "seed", "--size", "test", "--dsn", dsn)
+    assert code == 1 and "run `fleet db migrate` first" in err
+
+    assert run(capsys, "db", "roles", "--dsn", dsn)[0] == 0
+    code, out, _ = run(capsys, "db", "migrate", "--dsn", dsn, "--target", "1")
+    assert (code, out.strip()) == (0, "applied 1; schema version 1")
+    code, out, _ = run(capsys, "db", "migrate", "--dsn", dsn)
+    assert code == 0 and f"schema version {len(available())}" in out
+    code, out, _ = run(capsys, "db", "status", "--dsn", dsn)
+    assert code == 0 and "pending: none" in out
+
+    code, out, _ = run(capsys, "db", "seed", "--size", "test", "--seed", "4", "--dsn", dsn)
+    assert code == 0 and "9 organizations" in out
+    with blank.admin() as conn:
+        assert conn.execute("SELECT count(*) FROM tenant.organizations").fetchone() == (10,)
+
+    code, _, err = run(capsys, "db", "seed", "--size", "test", "--dsn", dsn)
+    assert code == 1 and "already holds 9 organizations" in err
+
+
+def test_an_unknown_size_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["db", "seed", "--size", "huge"])
+    assert exit_info.value.code == 2
+    assert "expected one of test, demo, scale" in capsys.readouterr().err
+
+
+def test_an_unreachable_server_is_one_clear_line(capsys: pytest.CaptureFixture[str]) -> None:
+    dsn = f"postgresql://postgres@127.0.0.1:{free_port()}/fleet"
+    code, _, err = run(capsys, "db", "status", "--dsn", dsn)
+    assert code == 1
+    assert err.startswith("fleet db status: cannot connect to") and "fleet db up" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_up_and_down_run_a_server_of_their_own(capsys: pytest.CaptureFixture[str]) -> None:
+    data_dir = runtime_root(PROJECT) / f"cli-test-pg-{os.getpid()}"
+    port = str(free_port())
+    try:
+        code, out, _ = run(capsys, "db", "up", "--data-dir", str(data_dir), "--port", port)
+        assert code == 0
+        dsn = out.strip().splitlines()[-1]
+        assert dsn == f"postgresql://postgres@127.0.0.1:{port}/fleet"
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT current_database()").fetchone() == ("fleet",)
+        assert run(capsys, "db", "up", "--data-dir", str(data_dir), "--port", port)[0] == 0  # already up: fine
+        assert run(capsys, "db", "down", "--data-dir", str(data_dir), "--port", port)[0] == 0
+        with pytest.raises(psycopg.OperationalError):
+            psycopg.connect(dsn, connect_timeout=2)
+        assert (data_dir / "PG_VERSION").exists()
+    finally:
+        assert run(capsys, "db", "down", "--data-dir", str(data_dir), "--port", port, "--remove")[0] == 0
+    assert not data_dir.exists()
