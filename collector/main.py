@@ -40,6 +40,7 @@ from collector.inventory import Clock, InventoryLoop
 from collector.kube import KubeError, garden_client
 from collector.ledger import SOURCES
 from collector.readers import ClusterReader, GardenReader, MockReader
+from collector.reconcile import ReconcileLoop
 from collector.settings import Settings
 from services.common.db import make_pool, require_schema
 from services.common.errors import Unavailable
@@ -136,18 +137,26 @@ class ReconcileNotWired(RuntimeError):
     """The reconcile loop is not connected to this entry point yet."""
 
 
-def build_reconcile(worker: Worker) -> Loop:
-    """WORKER_MODE=reconcile: the hook for collector.reconcile.ReconcileLoop (DESIGN.md §9).
-
-    Wire it here: `return ReconcileLoop(pool=worker.pool, gardener=worker.gardener,
-    interval_seconds=worker.settings.reconcile.interval_seconds, clock=worker.clock)`.
-    """
-    raise ReconcileNotWired("WORKER_MODE=reconcile is not wired into cluster-worker yet")
+def build_reconcile(worker: Worker) -> ReconcileLoop:
+    """WORKER_MODE=reconcile: the shoots mirror and drift findings (DESIGN.md §9)."""
+    return ReconcileLoop(
+        pool=worker.pool,
+        gardener=worker.gardener,
+        interval_seconds=worker.settings.reconcile.interval_seconds,
+        clock=worker.clock,
+    )
 
 
 async def reconcile_once(worker: Worker, out: TextIO) -> int:
-    """`cluster-worker reconcile --once`: the hook for one ReconcileLoop.run_once(), printing its summary."""
-    raise ReconcileNotWired("`cluster-worker reconcile --once` is not wired yet")
+    """`cluster-worker reconcile --once`: one pass now, printing findings opened, still open and resolved."""
+    try:
+        summary = await build_reconcile(worker).run_once()
+    except Exception as e:
+        # Listing or storing failed: the pass recorded nothing (not even the heartbeat).
+        logger.error("reconcile pass failed, nothing was recorded: %s: %s", type(e).__name__, e)
+        return EXIT_FAILED
+    print(summary.render(), file=out)
+    return EXIT_OK
 
 
 async def serve(settings: Settings) -> int:
