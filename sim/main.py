@@ -1,16 +1,124 @@
-"""Entry point of `fleet-sim`: a simulated Gardener landscape. (Filled in by its issue.)"""
+"""Entry point of `fleet-sim`: a simulated Gardener landscape on loopback (DESIGN.md §10).
+
+    fleet-sim [--fleet test|demo|scale | --huge-shoot] [--seed N] [--host H] [--port P]
+              [--latency SECONDS] [--state-dir DIR] [--status-dsn DSN [--status-interval S]]
+
+Prints where the garden kubeconfig was written, then serves until SIGINT/SIGTERM. Every option
+has an environment variable (FLEET_SIM_*) as its default; this is the only module that reads the
+environment.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import os
+import signal
 import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from services.common.settings import SettingsError, env_float, env_int, env_str
+from sim.fleets import FLEET_NAMES, huge_fleet, named_fleet
+from sim.generate import DEFAULT_PROFILE
+from sim.runner import SimServer
+from sim.simulator import SimSettings
+
+logger = logging.getLogger("sim.main")
+
+DEFAULT_PORT = 55443
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fleet-sim", description="A simulated Gardener landscape on loopback.")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--fleet",
+        choices=FLEET_NAMES,
+        default=env_str(env, "FLEET_SIM_FLEET", "demo"),
+        help="the seed's fleet to play (default: demo; env FLEET_SIM_FLEET)",
+    )
+    which.add_argument(
+        "--huge-shoot",
+        action="store_true",
+        help="serve one shoot at Kubernetes' limits (5,000 nodes, 150,000 pods) for memory benchmarks",
+    )
+    parser.add_argument("--seed", type=int, default=env_int(env, "FLEET_SIM_SEED", 0), help="fleet seed (default 0)")
+    parser.add_argument("--host", default=env_str(env, "FLEET_SIM_HOST", "127.0.0.1"), help="listen address")
+    parser.add_argument(
+        "--port", type=int, default=env_int(env, "FLEET_SIM_PORT", DEFAULT_PORT, minimum=0), help="0 picks a free port"
+    )
+    parser.add_argument(
+        "--latency",
+        type=float,
+        default=env_float(env, "FLEET_SIM_LATENCY_SECONDS", 0.0, minimum=0.0),
+        help="seconds added to every API answer",
+    )
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        default=Path(env_str(env, "FLEET_SIM_STATE_DIR", str(PROJECT_DIR / ".fleet" / "sim"))),
+        help="where the garden kubeconfig, CA and control token are written (default .fleet/sim)",
+    )
+    parser.add_argument(
+        "--status-dsn",
+        default=env.get("FLEET_SIM_STATUS_DSN") or None,
+        help="a superuser DSN: also play the provisioning side's status poller against this database",
+    )
+    parser.add_argument(
+        "--status-interval",
+        type=float,
+        default=env_float(env, "FLEET_SIM_STATUS_INTERVAL_SECONDS", 10.0, minimum=0.5),
+        help="seconds between two status polls (default 10)",
+    )
+    return parser
+
+
+async def serve(server: SimServer, args: argparse.Namespace) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await server.start()
+    print(f"fleet-sim: {server.url} ({len(server.sim.world.shoots)} shoots)", flush=True)  # noqa: T201
+    print(f"garden kubeconfig: {server.garden_kubeconfig_path}", flush=True)  # noqa: T201
+    tasks: list[asyncio.Task[None]] = []
+    if args.status_dsn:
+        from sim.poller import StatusPoller  # noqa: PLC0415 (psycopg is only needed for this mode)
+
+        poller = StatusPoller(args.status_dsn, server.sim.garden_kubeconfig(), interval_seconds=args.status_interval)
+        tasks.append(asyncio.create_task(poller.run(stop)))
+    await stop.wait()
+    for task in tasks:
+        await task
+    await server.stop()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="fleet-sim", description="a simulated Gardener landscape")
-    parser.parse_args(argv)
-    parser.print_usage(sys.stderr)
-    return 2
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    try:
+        parser = build_parser(os.environ)
+    except SettingsError as error:
+        print(f"fleet-sim: {error}", file=sys.stderr)  # noqa: T201
+        return 2
+    args = parser.parse_args(argv)
+    settings = SimSettings(host=args.host, port=args.port, latency_seconds=args.latency)
+    started = time.monotonic()
+    if args.huge_shoot:
+        fleet, profile = huge_fleet()
+    else:
+        fleet, profile = named_fleet(args.fleet, args.seed), DEFAULT_PROFILE
+    server = SimServer(fleet, settings, profile=profile, state_dir=args.state_dir)
+    logger.info("fleet ready in %.1f s", time.monotonic() - started)
+    try:
+        asyncio.run(serve(server, args))
+    except OSError as error:
+        print(f"fleet-sim: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)  # noqa: T201
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,260 @@
+"""The control API: inject faults, change the world, read the request log and the expected counts.
+
+Tests in the same process call these methods directly; the demo and the soak reach the same
+methods through the HTTP endpoint `/_sim/actions/<name>` (see `sim/admin.py`). The server runs on
+its own event loop (usually in a background thread), and the world must only change between two
+steps of that loop, so every method that touches the world is marshalled onto it and waits for
+the result. Called on the loop itself (by the HTTP endpoint), it runs directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from sim.auth import TokenKind
+from sim.expected import ExpectedShoot, expected_shoot
+from sim.faults import Fault, FaultKind
+from sim.kubeconfig import Json, kubeconfig
+from sim.requestlog import GARDEN, LoggedRequest
+from sim.shoots import ShootState
+from sim.simulator import MIN_KUBECONFIG_SECONDS, Simulator
+
+P = ParamSpec("P")
+T = TypeVar("T")
+CALL_TIMEOUT_SECONDS = 60.0
+
+
+def on_loop(method: Callable[Concatenate[SimControl, P], T]) -> Callable[Concatenate[SimControl, P], T]:
+    """Run the method on the simulator's event loop, waiting for its result."""
+
+    def wrapper(self: SimControl, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._run(functools.partial(method, self, *args, **kwargs))
+
+    functools.update_wrapper(wrapper, method)
+    return wrapper
+
+
+class SimControl:
+    """Everything a test, the demo or the soak may do to the running simulator."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+
+    def bind_loop(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
+        self._loop, self._loop_thread = loop, thread_id
+
+    def _run(self, call: Callable[[], T]) -> T:
+        loop = self._loop
+        if loop is None or not loop.is_running() or threading.get_ident() == self._loop_thread:
+            return call()
+
+        async def on_the_loop() -> T:
+            return call()
+
+        return asyncio.run_coroutine_threadsafe(on_the_loop(), loop).result(CALL_TIMEOUT_SECONDS)
+
+    # --- the whole simulator ------------------------------------------------------------------
+
+    @on_loop
+    def reset(self) -> None:
+        """The generated world again: no faults, no changes, no minted credentials, an empty log."""
+        self.sim.reset()
+
+    def advance_clock(self, seconds: float) -> None:
+        """Let `seconds` pass for expiries (kubeconfigs, continue tokens) without waiting."""
+        self.sim.clock.advance(seconds)
+
+    def requests(self, target: str | None = None) -> list[LoggedRequest]:
+        """The logged API requests, oldest first, optionally of one target (`garden` or a shoot key)."""
+        return self.sim.requests.entries(None if target is None else (lambda e: e.target == target))
+
+    def clear_requests(self) -> None:
+        self.sim.requests.clear()
+
+    # --- faults --------------------------------------------------------------------------------
+
+    @on_loop
+    def fault(
+        self,
+        target: str,
+        kind: str | FaultKind,
+        *,
+        resource: str | None = None,
+        seconds: float = 0.0,
+        times: int | None = None,
+    ) -> None:
+        """Make requests to `target` (`garden`, a shoot key or `*`) fail; see `sim/faults.py`."""
+        fault_kind = kind if isinstance(kind, FaultKind) else FaultKind.parse(kind)
+        if target not in {GARDEN, "*"}:
+            self.sim.world.require_shoot(target)
+        self.sim.faults.add(Fault(fault_kind, target, resource, seconds, times))
+
+    @on_loop
+    def clear_faults(self, target: str | None = None) -> None:
+        """Drop faults (of one target, or all), releasing requests that hang."""
+        self.sim.faults.clear(target)
+
+    @on_loop
+    def faults(self) -> list[dict[str, Any]]:
+        return [
+            {"kind": f.kind.value, "target": f.target, "resource": f.resource, "seconds": f.seconds, "times": f.times}
+            for f in self.sim.faults.active()
+        ]
+
+    @on_loop
+    def compact(self, target: str = GARDEN) -> None:
+        """Expire every continue token of the garden or of one shoot (the next page answers 410)."""
+        if target == GARDEN:
+            self.sim.world.compact_garden()
+        else:
+            self.sim.world.contents(target).compact()
+
+    # --- reading the world ---------------------------------------------------------------------
+
+    @on_loop
+    def shoot_keys(self) -> list[str]:
+        return [s.key for s in self.sim.world.shoots.iter_from()]
+
+    @on_loop
+    def shoot(self, key: str) -> ShootState:
+        return self.sim.world.require_shoot(key)
+
+    @on_loop
+    def expected(self, key: str) -> ExpectedShoot:
+        """What a correct collector finds in the shoot right now."""
+        return expected_shoot(self.sim.world.require_shoot(key), self.sim.world.contents(key))
+
+    @on_loop
+    def shoot_kubeconfig(self, key: str, *, viewer: bool = False, expiration_seconds: int = 3600) -> Json:
+        """A kubeconfig for the shoot, as the kubeconfig subresource would mint it (a test shortcut)."""
+        if expiration_seconds < MIN_KUBECONFIG_SECONDS:
+            raise ValueError(f"expiration_seconds must be at least {MIN_KUBECONFIG_SECONDS}")
+        shoot = self.sim.world.require_shoot(key)
+        kind = TokenKind.VIEWER if viewer else TokenKind.ADMIN
+        token = self.sim.tokens.mint(kind, key, shoot.uid, self.sim.clock.time() + expiration_seconds)
+        return kubeconfig(
+            name=f"{key}-external",
+            server=self.sim.shoot_url(key),
+            ca_pem=self.sim.tls.ca_pem,
+            token=token,
+            user=f"{key}-{kind.value}",
+        )
+
+    # --- changing shoots -----------------------------------------------------------------------
+
+    @on_loop
+    def scale_pool(self, key: str, worker: str, nodes: int) -> None:
+        """Run `nodes` nodes in a worker pool (a pool unknown to the database if the name is new)."""
+        self.sim.world.scale_pool(key, worker, nodes)
+
+    @on_loop
+    def add_pods(self, key: str, namespace: str, count: int, phase: str = "Running") -> list[str]:
+        return self.sim.world.add_pods(key, namespace, count, phase)
+
+    @on_loop
+    def remove_pods(self, key: str, namespace: str, count: int) -> list[str]:
+        return self.sim.world.remove_pods(key, namespace, count)
+
+    @on_loop
+    def set_pod_phase(self, key: str, namespace: str, name: str, phase: str) -> None:
+        self.sim.world.contents(key).set_pod_phase(namespace, name, phase)
+
+    @on_loop
+    def add_namespace(self, key: str, name: str, *, namespace_id: str | None = None, pods: int = 0) -> None:
+        self.sim.world.add_namespace(key, name, namespace_id=namespace_id, pods=pods)
+
+    @on_loop
+    def remove_namespace(self, key: str, name: str) -> None:
+        self.sim.world.remove_namespace(key, name)
+
+    @on_loop
+    def delete_shoot(self, key: str) -> None:
+        self.sim.world.delete_shoot(key)
+
+    @on_loop
+    def recreate_shoot(self, key: str) -> str:
+        """Delete and create the shoot again; returns its new uid."""
+        return self.sim.world.recreate_shoot(key).uid
+
+    @on_loop
+    def add_shoot(
+        self,
+        project: str,
+        name: str,
+        *,
+        cluster_label: str,
+        organization_label: str,
+        kubernetes_version: str = "1.31.4",
+        region: str = "local",
+    ) -> str:
+        """A shoot the fleet does not describe; returns its key."""
+        shoot = self.sim.world.add_shoot(
+            project,
+            name,
+            cluster_label=cluster_label,
+            organization_label=organization_label,
+            kubernetes_version=kubernetes_version,
+            region=region,
+        )
+        return shoot.key
+
+    @on_loop
+    def set_kubernetes_version(self, key: str, version: str) -> None:
+        self.sim.world.set_kubernetes_version(key, version)
+
+    @on_loop
+    def bump_version(self, key: str) -> str:
+        """Upgrade to the next minor version; returns it."""
+        return self.sim.world.bump_minor_version(key).kubernetes_version
+
+    @on_loop
+    def hibernate(self, key: str, hibernated: bool = True) -> None:
+        self.sim.world.set_hibernated(key, hibernated)
+
+    @on_loop
+    def set_last_operation(self, key: str, operation: str, state: str) -> None:
+        self.sim.world.set_last_operation(key, operation, state)
+
+    @on_loop
+    def set_control_plane_healthy(self, key: str, healthy: bool) -> None:
+        self.sim.world.set_control_plane_healthy(key, healthy)
+
+    @on_loop
+    def set_labels(self, key: str, *, cluster_label: str | None = None, organization_label: str | None = None) -> None:
+        self.sim.world.set_labels(key, cluster_label=cluster_label, organization_label=organization_label)
+
+
+# What the HTTP endpoint may call, by name (an explicit list: nothing else is reachable over HTTP).
+HTTP_ACTIONS: tuple[str, ...] = (
+    "reset",
+    "advance_clock",
+    "clear_requests",
+    "fault",
+    "clear_faults",
+    "faults",
+    "compact",
+    "shoot_keys",
+    "expected",
+    "shoot_kubeconfig",
+    "scale_pool",
+    "add_pods",
+    "remove_pods",
+    "set_pod_phase",
+    "add_namespace",
+    "remove_namespace",
+    "delete_shoot",
+    "recreate_shoot",
+    "add_shoot",
+    "set_kubernetes_version",
+    "bump_version",
+    "hibernate",
+    "set_last_operation",
+    "set_control_plane_healthy",
+    "set_labels",
+)

@@ -1,0 +1,126 @@
+"""Injected faults: what goes wrong, where, and for how many requests.
+
+A fault targets the garden, one shoot (by key) or every shoot (`*`), optionally only one resource
+(`pods`, `nodes`, ..., or `adminkubeconfig`/`viewerkubeconfig` on the garden). The most specific
+fault wins: (target, resource), then (target, any), then (`*`, resource), then (`*`, any). A fault
+holds until cleared, or for a number of requests (`times`).
+
+What each kind does to the answer (the server applies it; see `sim/server.py`):
+
+| kind | effect |
+|---|---|
+| latency | waits `seconds`, then answers normally |
+| unauthorized, forbidden, not_found, server_error, gone | the Status of a 401, 403, 404, 500, 410 |
+| hang | answers nothing until cleared or `seconds` pass (default 60), then normally |
+| truncated | sends headers with the full Content-Length, then half the body, then closes |
+| malformed | a 200 whose body is not valid JSON |
+| reset | closes the TCP connection with RST before answering |
+
+All state lives on the server's event loop (the control API marshals callers there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+ANY_SHOOT = "*"
+DEFAULT_HANG_SECONDS = 60.0
+
+
+class FaultKind(StrEnum):
+    LATENCY = "latency"
+    UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
+    NOT_FOUND = "not_found"
+    SERVER_ERROR = "server_error"
+    GONE = "gone"
+    HANG = "hang"
+    TRUNCATED = "truncated"
+    MALFORMED = "malformed"
+    RESET = "reset"
+
+    @classmethod
+    def parse(cls, text: str) -> FaultKind:
+        """A kind by name, or by the HTTP code it produces (`401`, `500`, ...)."""
+        aliases = {"401": "unauthorized", "403": "forbidden", "404": "not_found", "500": "server_error", "410": "gone"}
+        try:
+            return cls(aliases.get(text, text))
+        except ValueError:
+            choices = ", ".join([k.value for k in cls] + list(aliases))
+            raise ValueError(f"unknown fault {text!r}; choose one of {choices}") from None
+
+
+# Faults that change the body after it was produced (everything else acts before).
+BODY_FAULTS = frozenset({FaultKind.TRUNCATED, FaultKind.MALFORMED})
+
+
+@dataclass(slots=True)
+class Fault:
+    kind: FaultKind
+    target: str
+    resource: str | None = None
+    seconds: float = 0.0
+    times: int | None = None  # requests left to hit; None = until cleared
+    released: asyncio.Event | None = field(default=None, repr=False)
+
+    def hang_bound(self) -> float:
+        return self.seconds if self.seconds > 0 else DEFAULT_HANG_SECONDS
+
+
+class FaultTable:
+    def __init__(self) -> None:
+        self._faults: dict[tuple[str, str | None], Fault] = {}
+        self._spent_hangs: list[Fault] = []
+
+    def add(self, fault: Fault) -> None:
+        if fault.times is not None and fault.times <= 0:
+            raise ValueError(f"times must be positive, not {fault.times}")
+        if fault.seconds < 0:
+            raise ValueError(f"seconds must not be negative, not {fault.seconds}")
+        if fault.kind is FaultKind.LATENCY and fault.seconds == 0:
+            raise ValueError("a latency fault needs seconds > 0")
+        if fault.kind is FaultKind.HANG:
+            fault.released = asyncio.Event()
+        self._release(self._faults.get((fault.target, fault.resource)))
+        self._faults[(fault.target, fault.resource)] = fault
+
+    def take(self, target: str, resource: str | None) -> Fault | None:
+        """The fault that applies to one request, counted against its `times`."""
+        candidates: list[tuple[str, str | None]] = [(target, resource)] if resource is not None else []
+        candidates.append((target, None))
+        if target != "garden":
+            if resource is not None:
+                candidates.append((ANY_SHOOT, resource))
+            candidates.append((ANY_SHOOT, None))
+        for key in candidates:
+            fault = self._faults.get(key)
+            if fault is None:
+                continue
+            if fault.times is not None:
+                fault.times -= 1
+                if fault.times <= 0:
+                    del self._faults[key]
+                    if fault.released is not None:
+                        self._spent_hangs.append(fault)  # still holding a request: clear() must release it
+            return fault
+        return None
+
+    def clear(self, target: str | None = None) -> None:
+        """Drop the faults of one target (or all), releasing any request they hold."""
+        for key in list(self._faults):
+            if target is None or key[0] == target:
+                self._release(self._faults.pop(key))
+        for fault in self._spent_hangs:
+            if target is None or fault.target == target:
+                self._release(fault)
+        self._spent_hangs = [f for f in self._spent_hangs if not (f.released and f.released.is_set())]
+
+    def active(self) -> list[Fault]:
+        return list(self._faults.values())
+
+    @staticmethod
+    def _release(fault: Fault | None) -> None:
+        if fault is not None and fault.released is not None:
+            fault.released.set()

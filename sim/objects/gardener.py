@@ -1,0 +1,221 @@
+"""Garden objects: Shoot and Project (`core.gardener.cloud/v1beta1`), project namespaces, and the
+`AdminKubeconfigRequest`/`ViewerKubeconfigRequest` answers (`authentication.gardener.cloud/v1alpha1`).
+
+Field paths follow Gardener's API reference (see the facts in
+`reference/kubernetes-gardener-api-facts.md` §4.4 and §4.5).
+"""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+
+from services.common.naming import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
+from sim import derive
+from sim.clock import rfc3339
+from sim.objects.meta import Json, object_meta, with_managed_fields
+from sim.records import NamespaceRecord
+from sim.shoots import ProjectRecord, ShootState
+
+GARDENER_GROUP = "core.gardener.cloud"
+GARDENER_VERSION = "v1beta1"
+SHOOT_API_VERSION = f"{GARDENER_GROUP}/{GARDENER_VERSION}"
+AUTHENTICATION_API_VERSION = "authentication.gardener.cloud/v1alpha1"
+STATUS_LABEL = "shoot.gardener.cloud/status"
+HEALTH_CONDITIONS = (
+    "APIServerAvailable",
+    "ControlPlaneHealthy",
+    "ObservabilityComponentsHealthy",
+    "EveryNodeReady",
+    "SystemComponentsHealthy",
+)
+
+
+def _conditions(shoot: ShootState, moment: str) -> list[Json]:
+    progressing = shoot.last_operation_state in {"Processing", "Pending"}
+    entries = []
+    for kind in HEALTH_CONDITIONS:
+        if progressing:
+            status, reason = "Progressing", "ConditionProgressing"
+        elif kind == "ControlPlaneHealthy" and not shoot.control_plane_healthy:
+            status, reason = "False", "DeploymentUnhealthy"
+        else:
+            status, reason = "True", f"{kind}Healthy" if not kind.endswith("Healthy") else kind
+        entries.append(
+            {
+                "type": kind,
+                "status": status,
+                "lastTransitionTime": moment,
+                "lastUpdateTime": moment,
+                "reason": reason,
+                "message": "All checks passed." if status == "True" else f"{kind} is {status.lower()}.",
+            }
+        )
+    return entries
+
+
+def render_shoot(shoot: ShootState, api_url: str) -> Json:
+    """A Shoot as the garden serves it; `api_url` is where its API server answers."""
+    changed = rfc3339(shoot.changed or shoot.created)
+    progress = 100 if shoot.last_operation_state == "Succeeded" else 60
+    description = {
+        "Succeeded": f"Shoot cluster has been successfully {'hibernated' if shoot.is_hibernated else 'reconciled'}.",
+        "Processing": f"{shoot.last_operation} of Shoot cluster in progress.",
+        "Pending": f"{shoot.last_operation} of Shoot cluster is pending.",
+        "Error": "Flow failed: waiting for the infrastructure to become ready (will retry).",
+        "Failed": "Flow failed: the infrastructure could not be provisioned.",
+        "Aborted": "Flow was aborted.",
+    }.get(shoot.last_operation_state, shoot.last_operation_state)
+    status: Json = {
+        "lastOperation": {
+            "type": shoot.last_operation,
+            "state": shoot.last_operation_state,
+            "progress": progress,
+            "description": description,
+            "lastUpdateTime": changed,
+        },
+        "conditions": _conditions(shoot, changed),
+        "constraints": [
+            {
+                "type": "HibernationPossible",
+                "status": "True",
+                "lastTransitionTime": changed,
+                "lastUpdateTime": changed,
+                "reason": "NoProblematicWebhooks",
+                "message": "All webhooks are properly configured.",
+            }
+        ],
+        "gardener": {"id": "gardenlet-0", "name": "gardenlet-0", "version": "v1.110.0"},
+        "hibernated": shoot.is_hibernated,
+        "isHibernated": shoot.is_hibernated,
+        "observedGeneration": shoot.generation,
+        "seedName": "local-seed",
+        "technicalID": shoot.technical_id,
+        "uid": str(derive.stable_uuid(shoot.uid, "status-uid")),
+    }
+    if shoot.has_advertised_addresses:
+        status["advertisedAddresses"] = [{"name": "external", "url": api_url}]
+    if shoot.last_operation_state in {"Error", "Failed"}:
+        status["lastErrors"] = [
+            {"description": description, "codes": ["ERR_INFRA_DEPENDENCIES"], "lastUpdateTime": changed}
+        ]
+    obj: Json = {
+        "apiVersion": SHOOT_API_VERSION,
+        "kind": "Shoot",
+        "metadata": object_meta(
+            name=shoot.name,
+            namespace=shoot.namespace,
+            uid=shoot.uid,
+            rv=shoot.rv,
+            created=shoot.created,
+            labels={
+                CLUSTER_ID_LABEL: shoot.cluster_label,
+                ORGANIZATION_ID_LABEL: shoot.organization_label,
+                STATUS_LABEL: shoot.status_label,
+                "project.gardener.cloud/name": shoot.project,
+            },
+            annotations={"gardener.cloud/created-by": "fundament-cluster-worker"},
+            finalizers=["gardener"],
+        ),
+        "spec": {
+            "cloudProfile": {"kind": "CloudProfile", "name": "local"},
+            "credentialsBindingName": "fundament",
+            "hibernation": {"enabled": shoot.hibernated},
+            "kubernetes": {"version": shoot.kubernetes_version},
+            "maintenance": {
+                "autoUpdate": {"kubernetesVersion": True, "machineImageVersion": True},
+                "timeWindow": {"begin": "220000+0000", "end": "230000+0000"},
+            },
+            "networking": {
+                "type": "calico",
+                "nodes": "10.250.0.0/16",
+                "pods": "100.96.0.0/11",
+                "services": "100.64.0.0/13",
+                "ipFamilies": ["IPv4"],
+            },
+            "provider": {
+                "type": "local",
+                "workers": [
+                    {
+                        "name": worker.name,
+                        "minimum": worker.minimum,
+                        "maximum": worker.maximum,
+                        "maxSurge": 1,
+                        "maxUnavailable": 0,
+                        "machine": {
+                            "type": worker.machine_type,
+                            "image": {"name": "gardenlinux", "version": "1592.3.0"},
+                            "architecture": "amd64",
+                        },
+                        "cri": {"name": "containerd"},
+                        "zones": list(worker.zones),
+                    }
+                    for worker in shoot.workers
+                ],
+            },
+            "purpose": "production",
+            "region": shoot.region,
+            "seedName": "local-seed",
+        },
+        "status": status,
+    }
+    obj["metadata"]["generation"] = shoot.generation
+    if shoot.deleting:
+        obj["metadata"]["deletionTimestamp"] = changed
+        obj["metadata"]["deletionGracePeriodSeconds"] = 0
+        obj["metadata"]["annotations"]["confirmation.gardener.cloud/deletion"] = "true"
+    return with_managed_fields(obj, "fundament-cluster-worker", "gardenlet")
+
+
+def render_project(project: ProjectRecord) -> Json:
+    obj: Json = {
+        "apiVersion": SHOOT_API_VERSION,
+        "kind": "Project",
+        "metadata": object_meta(name=project.name, uid=project.uid, rv=project.rv, created=project.created),
+        "spec": {
+            "namespace": f"garden-{project.name}",
+            "owner": {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "fundament"},
+            "purpose": "Clusters provisioned by Fundament",
+        },
+        "status": {"phase": "Ready", "observedGeneration": 1},
+    }
+    obj["metadata"]["generation"] = 1
+    return with_managed_fields(obj, "gardener-apiserver", "gardener-controller-manager")
+
+
+def render_garden_namespace(namespace: NamespaceRecord, created: datetime) -> Json:
+    project = namespace.name.removeprefix("garden-")
+    obj: Json = {
+        "kind": "Namespace",
+        "apiVersion": "v1",
+        "metadata": object_meta(
+            name=namespace.name,
+            uid=str(derive.stable_uuid("garden-namespace", namespace.name)),
+            rv=namespace.rv,
+            created=created,
+            labels={
+                "kubernetes.io/metadata.name": namespace.name,
+                "gardener.cloud/role": "project",
+                "project.gardener.cloud/name": project,
+            },
+        ),
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    }
+    return with_managed_fields(obj, "gardener-controller-manager", None)
+
+
+def render_kubeconfig_request(
+    kind: str, name: str, namespace: str, *, expiration_seconds: int, kubeconfig: bytes, expires: datetime
+) -> Json:
+    """The answer to a kubeconfig subresource POST: the request echoed, with the credential in status."""
+    return {
+        "kind": kind,
+        "apiVersion": AUTHENTICATION_API_VERSION,
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None},
+        "spec": {"expirationSeconds": expiration_seconds},
+        "status": {
+            "kubeconfig": base64.b64encode(kubeconfig).decode(),
+            "expirationTimestamp": rfc3339(expires),
+        },
+    }

@@ -1,0 +1,84 @@
+"""Answers as the HTTP layer sends them: JSON bodies, Status errors and streamed lists."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from sim.kinds import Kind
+from sim.listing import (
+    ListContext,
+    ListOptions,
+    Representation,
+    content_type,
+    encode_items,
+    list_head,
+    list_page,
+    metadata_only,
+    negotiate,
+)
+from sim.status import ApiError, method_not_allowed, not_found
+from sim.store import Store
+
+Json = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Reply:
+    status: int
+    content_type: str
+    chunks: Iterable[bytes]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def json_reply(obj: Json, status: int = 200, *, media_type: str = "application/json") -> Reply:
+    return Reply(status, media_type, [orjson.dumps(obj)])
+
+
+def error_reply(error: ApiError) -> Reply:
+    return json_reply(error.status_body(), error.code)
+
+
+def text_reply(text: str, status: int = 200) -> Reply:
+    return Reply(status, "text/plain; charset=utf-8", [text.encode()])
+
+
+def read_objects(
+    *,
+    method: str,
+    kind: Kind,
+    store: Store[Any],
+    render: Callable[[Any], Json],
+    namespace: str | None,
+    name: str | None,
+    query: Mapping[str, str],
+    accept: str,
+    context: ListContext,
+    chunk_bytes: int,
+) -> Reply:
+    """GET of one object or a list of `kind` from `store` (other verbs: 405)."""
+    if method != "GET":
+        raise method_not_allowed()
+    if query.get("watch") in {"1", "true"}:
+        raise ApiError(400, "BadRequest", "watch is not supported by fleet-sim")
+    if name is not None:
+        representation = negotiate(accept, single=True)
+        record = store.get(namespace or "", name) if (namespace is not None) == kind.namespaced else None
+        if record is None:
+            raise not_found(kind.group, kind.resource, name)
+        obj = render(record)
+        body = metadata_only(obj) if representation is Representation.METADATA else obj
+        return json_reply(body, media_type=content_type(representation, single=True))
+    representation = negotiate(accept, single=False)
+    options = ListOptions.parse(query, kind)
+    page = list_page(store, render, options, context, namespace=namespace)
+    chunks = _list_chunks(list_head(kind, representation, page.metadata), page, representation, chunk_bytes)
+    return Reply(200, content_type(representation, single=False), chunks)
+
+
+def _list_chunks(head: bytes, page: Any, representation: Representation, chunk_bytes: int) -> Iterable[bytes]:
+    yield head
+    yield from encode_items(page.items, representation, chunk_bytes=chunk_bytes)

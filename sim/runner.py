@@ -1,0 +1,148 @@
+"""Running the simulator: bind the TLS port, write the state dir, serve on a loop or a background thread.
+
+`SimServer.start()` runs on the caller's event loop (the `fleet-sim` command); `start_in_thread()`
+gives the server its own loop in a daemon thread (the pytest fixture, benchmarks), returning once
+the port accepts connections. Either way the control API is bound to the serving loop.
+
+The state dir gets `garden-kubeconfig.yaml`, `ca.crt`, `control-token` (mode 0600) and
+`sim.json` (address, pid and file names), so the demo and people find the simulator.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from pathlib import Path
+
+import orjson
+from aiohttp import web
+
+from db.seed.model import Fleet
+from sim.control import SimControl
+from sim.generate import DEFAULT_PROFILE, ContentProfile
+from sim.kubeconfig import to_yaml
+from sim.server import SimApp
+from sim.simulator import SimSettings, Simulator
+
+logger = logging.getLogger(__name__)
+
+SHUTDOWN_SECONDS = 2.0
+
+
+class SimServer:
+    """One simulator process (or thread): the state, the control API and the listening socket."""
+
+    def __init__(
+        self,
+        fleet: Fleet,
+        settings: SimSettings | None = None,
+        *,
+        profile: ContentProfile = DEFAULT_PROFILE,
+        state_dir: Path | None = None,
+    ) -> None:
+        self.sim = Simulator(fleet, settings, profile=profile)
+        self.control = SimControl(self.sim)
+        self.state_dir = state_dir
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+
+    @property
+    def url(self) -> str:
+        return self.sim.base_url
+
+    @property
+    def garden_kubeconfig_path(self) -> Path | None:
+        return None if self.state_dir is None else self.state_dir / "garden-kubeconfig.yaml"
+
+    async def start(self) -> None:
+        """Bind and serve on the running loop (returns once listening)."""
+        settings = self.sim.settings
+        self.control.bind_loop(asyncio.get_running_loop(), threading.get_ident())
+        app = SimApp(self.sim, self.control).build()
+        runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_SECONDS)
+        await runner.setup()
+        site = web.TCPSite(runner, settings.host, settings.port, ssl_context=self.sim.tls.server_context(), backlog=512)
+        await site.start()
+        self._runner = runner
+        # aiohttp exposes no bound port; with port 0 it is read from the listening socket.
+        server = site._server
+        sockets = server.sockets if isinstance(server, asyncio.Server) else ()
+        port = sockets[0].getsockname()[1] if sockets else settings.port
+        host = settings.host if ":" not in settings.host else f"[{settings.host}]"
+        self.sim.base_url = f"https://{host}:{port}"
+        if self.state_dir is not None:
+            self._write_state()
+        logger.info("fleet-sim listening", extra={"url": self.sim.base_url, "shoots": len(self.sim.world.shoots)})
+
+    async def stop(self) -> None:
+        self.sim.faults.clear()  # release hanging requests so shutdown does not wait for them
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def _write_state(self) -> None:
+        if self.state_dir is None:
+            return
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        kubeconfig_path = self.state_dir / "garden-kubeconfig.yaml"
+        token_path = self.state_dir / "control-token"
+        for path in (kubeconfig_path, token_path):
+            path.touch(mode=0o600, exist_ok=True)
+            path.chmod(0o600)
+        kubeconfig_path.write_bytes(to_yaml(self.sim.garden_kubeconfig()))
+        token_path.write_text(self.sim.tokens.control_token + "\n")
+        (self.state_dir / "ca.crt").write_bytes(self.sim.tls.ca_pem)
+        state = {
+            "url": self.sim.base_url,
+            "pid": os.getpid(),
+            "garden_kubeconfig": str(kubeconfig_path),
+            "control_token_file": str(token_path),
+            "ca_file": str(self.state_dir / "ca.crt"),
+            "shoots": len(self.sim.world.shoots),
+        }
+        (self.state_dir / "sim.json").write_bytes(orjson.dumps(state, option=orjson.OPT_INDENT_2))
+
+    # --- in a background thread -----------------------------------------------------------------
+
+    def start_in_thread(self, timeout_seconds: float = 30.0) -> None:
+        """Serve on a fresh event loop in a daemon thread; returns once the port is listening."""
+        started = threading.Event()
+        failure: list[BaseException] = []
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                self._stop = asyncio.Event()
+                loop.run_until_complete(self.start())
+            except BaseException as error:  # reported to the starting thread
+                failure.append(error)
+                started.set()
+                loop.close()
+                return
+            started.set()
+            try:
+                loop.run_until_complete(self._stop.wait())
+                loop.run_until_complete(self.stop())
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=serve, name="fleet-sim", daemon=True)
+        self._thread.start()
+        if not started.wait(timeout_seconds):
+            raise TimeoutError(f"fleet-sim did not start within {timeout_seconds} s")
+        if failure:
+            raise RuntimeError("fleet-sim failed to start") from failure[0]
+
+    def stop_thread(self, timeout_seconds: float = 30.0) -> None:
+        loop, stop, thread = self._loop, self._stop, self._thread
+        if loop is None or stop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout_seconds)
+        self._thread = None

@@ -1,0 +1,182 @@
+"""The HTTP side of the simulator: one aiohttp application on one TLS port.
+
+Paths (DESIGN.md §10; one port, so one certificate and one kubeconfig CA for everything):
+
+- `/_sim/...` the control endpoint (control token), see `sim/admin.py`;
+- `/shoots/<project>--<name>/...` one shoot's API server, see `sim/shoot_api.py`;
+- everything else: the garden's API server, see `sim/garden_api.py`.
+
+Each API request goes through one pipeline, in this order: log it; the configured latency;
+network-level faults (latency, hang, reset); the API module (authentication, then the answer);
+status faults (401, 403, 404, 500, 410) replace the answer of an authenticated request; body
+faults (truncated, malformed) mangle what is sent. Long lists are streamed in chunks, so a list of
+150,000 pods never sits in memory as one body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import struct
+from collections.abc import Callable
+
+from aiohttp import web
+
+from sim.admin import handle_control
+from sim.auth import TokenKind
+from sim.control import SimControl
+from sim.faults import Fault, FaultKind
+from sim.garden_api import handle_garden
+from sim.paths import ApiPath, parse_api_path
+from sim.replies import Reply, error_reply
+from sim.requestlog import GARDEN, LoggedRequest
+from sim.requests_model import ApiRequest
+from sim.shoot_api import handle_shoot
+from sim.simulator import Simulator
+from sim.status import ApiError, expired, forbidden, internal_error, no_such_resource, unauthorized
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1024 * 1024
+
+
+def _status_fault(fault: Fault, request: ApiRequest) -> ApiError:
+    path = request.path
+    resource = path.resource or ""
+    match fault.kind:
+        case FaultKind.UNAUTHORIZED:
+            return unauthorized()
+        case FaultKind.FORBIDDEN:
+            verb = "list" if path.name is None else "get"
+            if request.method == "POST":
+                verb = "create"
+                resource = f"{resource}/{path.subresource}"
+            return forbidden(request.principal.user, verb, path.group or "", resource, path.namespace)
+        case FaultKind.NOT_FOUND:
+            return no_such_resource()
+        case FaultKind.GONE:
+            return expired("too old resource version: 1 (2)")
+        case _:
+            return internal_error("etcdserver: request timed out (injected by fleet-sim)")
+
+
+def _abort(request: web.Request, *, reset: bool) -> None:
+    """Drop the connection now; with `reset`, as an RST (SO_LINGER 0), not an orderly close."""
+    transport = request.transport
+    if transport is None:
+        return
+    sock = transport.get_extra_info("socket")
+    if reset and sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+
+
+class SimApp:
+    """Builds the aiohttp application over one `Simulator`."""
+
+    def __init__(self, sim: Simulator, control: SimControl) -> None:
+        self.sim = sim
+        self.control = control
+
+    def build(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app.router.add_route("*", "/_sim/{tail:.*}", self._control)
+        app.router.add_route("*", "/shoots/{key}", self._shoot)
+        app.router.add_route("*", "/shoots/{key}/{tail:.*}", self._shoot)
+        app.router.add_route("*", "/{tail:.*}", self._garden)
+        return app
+
+    async def _control(self, request: web.Request) -> web.StreamResponse:
+        return await handle_control(self.sim, self.control, request)
+
+    async def _garden(self, request: web.Request) -> web.StreamResponse:
+        return await self._serve(request, GARDEN, request.path, lambda r: handle_garden(self.sim, r))
+
+    async def _shoot(self, request: web.Request) -> web.StreamResponse:
+        key = request.match_info["key"]
+        api_path = "/" + request.match_info.get("tail", "")
+        return await self._serve(request, key, api_path, lambda r: handle_shoot(self.sim, key, r))
+
+    async def _serve(
+        self, request: web.Request, target: str, api_path: str, answer: Callable[[ApiRequest], Reply]
+    ) -> web.StreamResponse:
+        sim = self.sim
+        principal = sim.tokens.resolve(request.headers.get("Authorization"), sim.clock.time())
+        accept = request.headers.get("Accept", "")
+        entry = LoggedRequest(
+            target,
+            request.method,
+            request.path,
+            api_path,
+            dict(request.query),
+            accept,
+            principal.kind,
+            sim.clock.time(),
+        )
+        sim.requests.append(entry)
+        if sim.settings.latency_seconds > 0:
+            await asyncio.sleep(sim.settings.latency_seconds)
+        path: ApiPath = parse_api_path(api_path)
+        fault = sim.faults.take(target, path.subresource or path.resource)
+        if fault is not None:
+            entry.fault = fault.kind.value
+            if fault.kind is FaultKind.RESET:
+                _abort(request, reset=True)
+                return web.Response(status=204)  # never sent: the connection is gone
+            if fault.kind is FaultKind.LATENCY:
+                await asyncio.sleep(fault.seconds)
+            elif fault.kind is FaultKind.HANG and fault.released is not None:
+                with contextlib.suppress(TimeoutError):  # the bound passed: answer after all
+                    await asyncio.wait_for(fault.released.wait(), fault.hang_bound())
+        body = await request.read() if request.can_read_body else b""
+        api_request = ApiRequest(request.method, path, request.query, accept, principal, body)
+        try:
+            reply = answer(api_request)
+            authenticated = principal.kind not in {TokenKind.NONE, TokenKind.UNKNOWN, TokenKind.EXPIRED}
+            status_fault = fault is not None and fault.kind in {
+                FaultKind.UNAUTHORIZED,
+                FaultKind.FORBIDDEN,
+                FaultKind.NOT_FOUND,
+                FaultKind.SERVER_ERROR,
+                FaultKind.GONE,
+            }
+            if status_fault and authenticated and fault is not None:
+                raise _status_fault(fault, api_request)
+        except ApiError as error:
+            reply = error_reply(error)
+        except Exception:
+            logger.exception("request failed", extra={"target": target, "path": api_path})
+            reply = error_reply(internal_error("fleet-sim failed to answer; see its log"))
+        entry.status = reply.status
+        return await self._send(request, reply, fault)
+
+    async def _send(self, request: web.Request, reply: Reply, fault: Fault | None) -> web.StreamResponse:
+        headers = {"Content-Type": reply.content_type, "Cache-Control": "no-cache, private", **reply.headers}
+        if fault is not None and fault.kind is FaultKind.TRUNCATED:
+            body = b"".join(reply.chunks)
+            response = web.StreamResponse(status=reply.status, headers=headers)
+            response.content_length = len(body)
+            await response.prepare(request)
+            await response.write(body[: len(body) // 2])
+            await asyncio.sleep(0)  # let the half body reach the socket before the close
+            _abort(request, reset=False)
+            return response
+        if fault is not None and fault.kind is FaultKind.MALFORMED:
+            body = b"".join(reply.chunks)
+            mangled = body[: max(1, len(body) // 2)] + b'"},<<fleet-sim: malformed>>'
+            return web.Response(status=reply.status, body=mangled, headers=headers)
+        chunks = iter(reply.chunks)
+        first = next(chunks, b"")
+        second = next(chunks, None)
+        if second is None:
+            return web.Response(status=reply.status, body=first, headers=headers)
+        response = web.StreamResponse(status=reply.status, headers=headers)
+        await response.prepare(request)
+        await response.write(first)
+        await response.write(second)
+        for chunk in chunks:
+            await response.write(chunk)
+        await response.write_eof()
+        return response

@@ -1,0 +1,135 @@
+"""The garden's view of one shoot: what `core.gardener.cloud/v1beta1` Shoot objects are rendered from.
+
+A `ShootState` starts as the fleet's `ShootSpec` plus the workers of the shoot's cluster, and is
+replaced (never mutated) when the control API changes the world: a version bump, hibernation, a
+recreation with a new uid. The shoot's key `<project>--<name>` names its API under `/shoots/<key>`;
+Gardener forbids `--` inside project and shoot names, so the key is unambiguous.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from db.seed.model import ShootSpec
+
+OPERATION_TYPES = ("Create", "Reconcile", "Delete", "Migrate", "Restore")
+OPERATION_STATES = ("Processing", "Succeeded", "Error", "Failed", "Pending", "Aborted")
+
+
+class ShootKeyError(ValueError):
+    """A project or shoot name cannot form an unambiguous shoot key."""
+
+
+def shoot_key(project: str, name: str) -> str:
+    """`<project>--<name>`, the path segment of a shoot's API (and its technical id's tail)."""
+    for part in (project, name):
+        if not part or "--" in part or "/" in part:
+            raise ShootKeyError(f"{part!r} cannot be part of a shoot key (empty, '--' or '/')")
+    return f"{project}--{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """One entry of `spec.provider.workers` (a node pool as Gardener sees it)."""
+
+    name: str
+    machine_type: str
+    minimum: int
+    maximum: int
+    zones: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectRecord:
+    """A Gardener project (cluster-scoped in the garden); its namespace is `garden-<name>`."""
+
+    name: str
+    uid: str
+    created: datetime
+    rv: int
+    namespace: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ShootState:
+    name: str
+    project: str
+    uid: str
+    cluster_label: str
+    organization_label: str
+    kubernetes_version: str
+    region: str
+    created: datetime
+    hibernated: bool
+    last_operation: str
+    last_operation_state: str
+    control_plane_healthy: bool
+    workers: tuple[WorkerSpec, ...]
+    has_certificates_crd: bool
+    rv: int
+    generation: int = 1
+    changed: datetime | None = None  # when the last operation last moved (None: at creation)
+
+    @property
+    def namespace(self) -> str:
+        return f"garden-{self.project}"
+
+    @property
+    def key(self) -> str:
+        return shoot_key(self.project, self.name)
+
+    @property
+    def technical_id(self) -> str:
+        return f"shoot--{self.project}--{self.name}"
+
+    @property
+    def serving(self) -> bool:
+        """Whether the shoot's API server runs: not when hibernation is on, not before its creation finished."""
+        return not self.hibernated and self.has_advertised_addresses
+
+    @property
+    def is_hibernated(self) -> bool:
+        """`status.isHibernated`: hibernation is on and the operation that brought it down finished."""
+        return self.hibernated and self.last_operation_state == "Succeeded"
+
+    @property
+    def deleting(self) -> bool:
+        """A delete is under way: Gardener has set `metadata.deletionTimestamp`."""
+        return self.last_operation == "Delete"
+
+    @property
+    def has_advertised_addresses(self) -> bool:
+        """Gardener publishes the API address once a create succeeded; until then no kubeconfig is issued."""
+        return not (self.last_operation == "Create" and self.last_operation_state != "Succeeded")
+
+    @property
+    def status_label(self) -> str:
+        """The `shoot.gardener.cloud/status` label: healthy, progressing, unhealthy or unknown."""
+        if self.last_operation_state in {"Processing", "Pending"}:
+            return "progressing"
+        if self.last_operation_state in {"Error", "Failed", "Aborted"} or not self.control_plane_healthy:
+            return "unhealthy"
+        return "healthy"
+
+
+def initial_state(spec: ShootSpec, workers: tuple[WorkerSpec, ...], *, healthy: bool, rv: int) -> ShootState:
+    """The state a shoot starts in, straight from its spec."""
+    shoot_key(spec.project, spec.name)  # validate early: a bad name must fail at startup
+    return ShootState(
+        name=spec.name,
+        project=spec.project,
+        uid=str(spec.uid),
+        cluster_label=spec.cluster_label,
+        organization_label=spec.organization_label,
+        kubernetes_version=spec.kubernetes_version,
+        region=spec.region,
+        created=spec.created,
+        hibernated=spec.hibernated,
+        last_operation=spec.last_operation,
+        last_operation_state=spec.last_operation_state,
+        control_plane_healthy=healthy,
+        workers=workers,
+        has_certificates_crd=spec.has_certificates_crd,
+        rv=rv,
+    )

@@ -1,0 +1,249 @@
+"""The simulated landscape: the garden's shoots and projects, and every shoot's contents.
+
+Built from a `db.seed.model.Fleet` (the same description that seeds the database, so both agree,
+minus the drift the fleet plants on purpose). A shoot's contents are built the first time they are
+needed and then kept, so changes stick; `reset()` returns to the generated world.
+
+Every method runs on the server's event loop; `sim/control.py` marshals callers from other threads.
+Changes raise `WorldError` (unknown shoot, pool, namespace) or `ValueError` (bad argument).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+from typing import TypeVar
+
+from db.seed.model import Fleet
+from sim import derive
+from sim.clock import Clock
+from sim.contents import ContentsError, ShootContents, build_contents
+from sim.generate import DEFAULT_PROFILE, ContentProfile, FleetIndex, workers_of
+from sim.records import NamespaceRecord
+from sim.shoots import OPERATION_STATES, OPERATION_TYPES, ProjectRecord, ShootState, initial_state, shoot_key
+from sim.store import Store
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class WorldError(LookupError):
+    """A change or lookup names a shoot (or something in it) that does not exist."""
+
+
+def _minor_bumped(version: str) -> str:
+    parts = version.split(".")
+    if len(parts) < 2 or not parts[1].isdigit():
+        raise ValueError(f"cannot bump version {version!r}: expected MAJOR.MINOR[.PATCH]")
+    return f"{parts[0]}.{int(parts[1]) + 1}.0"
+
+
+class World:
+    """Garden and shoots, with the operations the control API offers."""
+
+    def __init__(self, fleet: Fleet, clock: Clock, *, profile: ContentProfile = DEFAULT_PROFILE) -> None:
+        self.fleet = fleet
+        self.clock = clock
+        self.profile = profile
+        self.index = FleetIndex(fleet)
+        self.garden_rv = 0
+        self.garden_compacted_rv = 0
+        self.shoots: Store[ShootState] = Store()
+        self.projects: Store[ProjectRecord] = Store()
+        self.garden_namespaces: Store[NamespaceRecord] = Store()
+        self._contents: dict[str, ShootContents] = {}
+        self._generations: dict[str, int] = {}
+        self.reset()
+
+    def next_garden_rv(self) -> int:
+        self.garden_rv += 1
+        return self.garden_rv
+
+    def reset(self) -> None:
+        """Back to the world the fleet describes: every change and every built shoot forgotten."""
+        self.garden_rv = 0
+        self.garden_compacted_rv = 0
+        self.shoots = Store()
+        self.projects = Store()
+        self.garden_namespaces = Store()
+        self._contents.clear()
+        self._generations.clear()
+        for spec in self.fleet.shoots:
+            cluster = self.index.cluster_of(spec.cluster_label)
+            healthy = cluster is None or cluster.sync is None or cluster.sync.shoot_status != "unhealthy"
+            state = initial_state(spec, workers_of(self.index, cluster), healthy=healthy, rv=self.next_garden_rv())
+            if self.shoots.get(state.namespace, state.name) is not None:
+                raise ValueError(f"the fleet has two shoots named {state.key!r}")
+            self.shoots.put(state)
+            self._add_project(state.project, spec.created)
+
+    def _add_project(self, project: str, created: datetime) -> None:
+        if self.projects.get("", project) is None:
+            uid = str(derive.stable_uuid("project", project))
+            self.projects.put(ProjectRecord(project, uid, created, self.next_garden_rv()))
+            self.garden_namespaces.put(NamespaceRecord(f"garden-{project}", None, None, self.next_garden_rv()))
+
+    # --- lookups -----------------------------------------------------------------------------
+
+    def shoot(self, key: str) -> ShootState | None:
+        project, sep, name = key.partition("--")
+        return self.shoots.get(f"garden-{project}", name) if sep else None
+
+    def require_shoot(self, key: str) -> ShootState:
+        shoot = self.shoot(key)
+        if shoot is None:
+            raise WorldError(f"no shoot {key!r}")
+        return shoot
+
+    def contents(self, key: str) -> ShootContents:
+        """A shoot's objects, built on first use."""
+        shoot = self.require_shoot(key)
+        contents = self._contents.get(key)
+        if contents is None:
+            contents = self._contents[key] = build_contents(shoot, self.index, self.profile)
+        return contents
+
+    def project_created(self, project: str) -> datetime:
+        record = self.projects.get("", project)
+        return record.created if record is not None else self.clock.now()
+
+    # --- garden changes ----------------------------------------------------------------------
+
+    def _replace(self, shoot: ShootState, **changes: object) -> ShootState:
+        updated = replace(shoot, rv=self.next_garden_rv(), **changes)  # type: ignore[arg-type]
+        self.shoots.put(updated)
+        return updated
+
+    def delete_shoot(self, key: str) -> None:
+        """The shoot disappears from the garden; its API and every credential for it stop working."""
+        shoot = self.require_shoot(key)
+        self.shoots.delete(shoot.namespace, shoot.name)
+        self._contents.pop(key, None)
+        self.next_garden_rv()
+
+    def recreate_shoot(self, key: str) -> ShootState:
+        """Delete and create again under the same name: a new uid, fresh contents, old credentials void."""
+        shoot = self.require_shoot(key)
+        generation = self._generations.get(key, 0) + 1
+        self._generations[key] = generation
+        self._contents.pop(key, None)
+        now = self.clock.now()
+        return self._replace(
+            shoot,
+            uid=str(derive.stable_uuid("recreated", shoot.uid, generation)),
+            created=now,
+            changed=now,
+            last_operation="Create",
+            last_operation_state="Succeeded",
+            generation=1,
+        )
+
+    def add_shoot(
+        self,
+        project: str,
+        name: str,
+        *,
+        cluster_label: str,
+        organization_label: str,
+        kubernetes_version: str = "1.31.4",
+        region: str = "local",
+    ) -> ShootState:
+        """A shoot the fleet does not describe (an orphan, unless its labels match a cluster)."""
+        key = shoot_key(project, name)
+        if self.shoot(key) is not None:
+            raise ValueError(f"shoot {key!r} already exists")
+        now = self.clock.now()
+        cluster = self.index.cluster_of(cluster_label)
+        shoot = ShootState(
+            name=name,
+            project=project,
+            uid=str(derive.stable_uuid("added", key, self.garden_rv)),
+            cluster_label=cluster_label,
+            organization_label=organization_label,
+            kubernetes_version=kubernetes_version,
+            region=region,
+            created=now,
+            hibernated=False,
+            last_operation="Create",
+            last_operation_state="Succeeded",
+            control_plane_healthy=True,
+            workers=workers_of(self.index, cluster),
+            has_certificates_crd=True,
+            rv=self.next_garden_rv(),
+        )
+        self.shoots.put(shoot)
+        self._add_project(project, now)
+        return shoot
+
+    def set_kubernetes_version(self, key: str, version: str) -> ShootState:
+        shoot = self.require_shoot(key)
+        return self._replace(shoot, kubernetes_version=version, generation=shoot.generation + 1)
+
+    def bump_minor_version(self, key: str) -> ShootState:
+        """An upgrade to the next minor version (`1.30.5` → `1.31.0`)."""
+        shoot = self.require_shoot(key)
+        return self.set_kubernetes_version(key, _minor_bumped(shoot.kubernetes_version))
+
+    def set_hibernated(self, key: str, hibernated: bool) -> ShootState:
+        shoot = self.require_shoot(key)
+        return self._replace(
+            shoot,
+            hibernated=hibernated,
+            generation=shoot.generation + 1,
+            last_operation="Reconcile",
+            last_operation_state="Succeeded",
+            changed=self.clock.now(),
+        )
+
+    def set_last_operation(self, key: str, operation: str, state: str) -> ShootState:
+        if operation not in OPERATION_TYPES:
+            raise ValueError(f"operation {operation!r} is not one of {', '.join(OPERATION_TYPES)}")
+        if state not in OPERATION_STATES:
+            raise ValueError(f"state {state!r} is not one of {', '.join(OPERATION_STATES)}")
+        shoot = self.require_shoot(key)
+        return self._replace(shoot, last_operation=operation, last_operation_state=state, changed=self.clock.now())
+
+    def set_control_plane_healthy(self, key: str, healthy: bool) -> ShootState:
+        shoot = self.require_shoot(key)
+        return self._replace(shoot, control_plane_healthy=healthy, changed=self.clock.now())
+
+    def set_labels(
+        self, key: str, *, cluster_label: str | None = None, organization_label: str | None = None
+    ) -> ShootState:
+        """Point a shoot's Fundament labels elsewhere (to plant drift while running)."""
+        shoot = self.require_shoot(key)
+        return self._replace(
+            shoot,
+            cluster_label=shoot.cluster_label if cluster_label is None else cluster_label,
+            organization_label=shoot.organization_label if organization_label is None else organization_label,
+        )
+
+    def compact_garden(self) -> None:
+        """Expire every continue token the garden has handed out."""
+        self.garden_compacted_rv = self.next_garden_rv()
+
+    # --- shoot content changes ---------------------------------------------------------------
+
+    def scale_pool(self, key: str, worker: str, nodes: int) -> None:
+        shoot = self.require_shoot(key)
+        self.contents(key).scale_pool(shoot, worker, nodes)
+
+    def add_pods(self, key: str, namespace: str, count: int, phase: str | None = "Running") -> list[str]:
+        return self._contents_call(lambda c: c.add_pods(namespace, count, phase), key)
+
+    def remove_pods(self, key: str, namespace: str, count: int) -> list[str]:
+        return self._contents_call(lambda c: c.remove_pods(namespace, count), key)
+
+    def add_namespace(self, key: str, name: str, *, namespace_id: str | None = None, pods: int = 0) -> None:
+        self._contents_call(lambda c: c.add_namespace(name, namespace_id, pods), key)
+
+    def remove_namespace(self, key: str, name: str) -> None:
+        self._contents_call(lambda c: c.remove_namespace(name), key)
+
+    def _contents_call(self, change: Callable[[ShootContents], T], key: str) -> T:
+        try:
+            return change(self.contents(key))
+        except ContentsError as error:
+            raise WorldError(str(error)) from None
