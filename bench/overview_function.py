@@ -1,0 +1,169 @@
+"""Benchmark: `tenant.platform_overview()` against a plain count of live namespaces, at ADR-0002 scale.
+
+    .venv/bin/python -m bench.overview_function [--dsn SUPERUSER_DSN] [--rounds 15] [--seed 0] [--rebuild]
+
+The issue's target: at 10,000 organizations / 50,000 clusters / 250,000 projects / 1,000,000
+namespaces, the function costs at most 3x `SELECT count(*) FROM tenant.namespaces WHERE deleted IS
+NULL` measured in the same run. Both queries run on the same server, on warm caches, in alternating
+rounds (so load from anything else on the machine hits both alike); the figures are the median and
+the minimum of each and their ratios. The function runs as `fun_platform_public_api`, exactly as the
+public API calls it; the count runs as the superuser, the cheapest possible reader.
+
+The scale database takes about a minute to build, so it is kept: without `--dsn` an embedded server
+with its data in `.fleet/bench-pg` is started for the run (and stopped after; the data stays), and the
+database `fleet_bench_scale_s<seed>` is reused while its recorded seed and migrations still match.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from db.embedded import EmbeddedPostgres, runtime_root
+from db.migrate import apply_roles, available, migrate
+from db.seed.generate import iter_parts
+from db.seed.write import analyze, write_parts
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+TARGET_RATIO = 3.0
+OVERVIEW = "SELECT name, alias, clusters, projects, namespaces FROM tenant.platform_overview()"
+COUNT = "SELECT count(*) FROM tenant.namespaces WHERE deleted IS NULL"
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def _marker(seed: int) -> str:
+    """What the cached database was built from: the seed and every migration's bytes."""
+    digest = hashlib.sha256(b"".join(m.path.read_bytes() for m in available())).hexdigest()[:16]
+    return f"fleet bench scale fleet, seed {seed}, migrations {digest}"
+
+
+@contextmanager
+def _server(dsn: str | None) -> Iterator[str]:
+    """A superuser DSN to the maintenance database: the given one, or the bench's embedded server."""
+    if dsn is not None:
+        yield dsn
+        return
+    server = EmbeddedPostgres(runtime_root(PROJECT_DIR) / "bench-pg", fast=True)
+    was_running = server.initialized() and server.running()
+    server.start()
+    try:
+        yield server.dsn
+    finally:
+        if not was_running:
+            server.stop()
+
+
+def _with_database(dsn: str, name: str) -> str:
+    return psycopg.conninfo.make_conninfo(dsn, dbname=name)
+
+
+def _cached(admin: psycopg.Connection[Any], name: str, marker: str) -> bool:
+    row = admin.execute(
+        "SELECT pg_catalog.shobj_description(oid, 'pg_database') FROM pg_catalog.pg_database WHERE datname = %s",
+        [name],
+    ).fetchone()
+    return row is not None and row[0] == marker
+
+
+def prepare(dsn: str, seed: int, *, rebuild: bool) -> str:
+    """The DSN of a migrated database holding the scale fleet of `seed`, built only when needed."""
+    name = f"fleet_bench_scale_s{seed}"
+    marker = _marker(seed)
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        apply_roles(admin)
+        if not rebuild and _cached(admin, name, marker):
+            _say(f"reusing database {name}")
+            return _with_database(dsn, name)
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    target = _with_database(dsn, name)
+    started = time.monotonic()
+    migrate(target)
+    with psycopg.connect(target) as conn:
+        counts = write_parts(conn, iter_parts("scale", seed))
+    with psycopg.connect(target, autocommit=True) as conn:
+        analyze(conn)
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(marker)))
+    _say(
+        f"built database {name} in {time.monotonic() - started:.0f} s: {counts.organizations} organizations, "
+        f"{counts.clusters} clusters, {counts.projects} projects, {counts.namespaces} namespaces"
+    )
+    return target
+
+
+def _timed(conn: psycopg.Connection[Any], query: str) -> tuple[float, list[tuple[Any, ...]]]:
+    started = time.perf_counter()
+    rows = conn.execute(query).fetchall()
+    return time.perf_counter() - started, rows
+
+
+def measure(target: str, rounds: int) -> dict[str, list[float]]:
+    """Seconds per call of each query, over `rounds` alternating rounds after two warm-up calls each."""
+    public = psycopg.conninfo.make_conninfo(target, user="fun_platform_public_api")
+    times: dict[str, list[float]] = {"platform_overview()": [], "count(*)": []}
+    with psycopg.connect(public, autocommit=True) as public_conn, psycopg.connect(target, autocommit=True) as su_conn:
+        for _ in range(2):
+            _timed(public_conn, OVERVIEW)
+            _timed(su_conn, COUNT)
+        _, rows = _timed(public_conn, OVERVIEW)
+        _, count_rows = _timed(su_conn, COUNT)
+        listed = sum(int(row[4]) for row in rows)
+        _say(f"{len(rows)} listed organizations holding {listed} of {count_rows[0][0]} live namespaces")
+        for i in range(rounds):
+            # Alternate which query goes first, so neither always follows the other's cache effects.
+            order = [(public_conn, OVERVIEW, "platform_overview()"), (su_conn, COUNT, "count(*)")]
+            for conn, query, label in order if i % 2 == 0 else reversed(order):
+                seconds, _ = _timed(conn, query)
+                times[label].append(seconds)
+    return times
+
+
+def report(times: dict[str, list[float]]) -> float:
+    """Print the figures and return the ratio of medians."""
+    overview, count = times["platform_overview()"], times["count(*)"]
+    for label, values in times.items():
+        _say(
+            f"{label:<22} median {statistics.median(values) * 1000:8.1f} ms   "
+            f"min {min(values) * 1000:8.1f} ms   ({len(values)} rounds)"
+        )
+    ratio = statistics.median(overview) / statistics.median(count)
+    ratio_min = min(overview) / min(count)
+    verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
+    _say(
+        f"ratio platform_overview()/count(*): median {ratio:.2f}, min {ratio_min:.2f} "
+        f"(target <= {TARGET_RATIO:g}: {verdict})"
+    )
+    return ratio
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.overview_function", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dsn", default=None, help="superuser DSN of a server to use (default: an embedded one)")
+    parser.add_argument("--rounds", type=int, default=15, help="measured rounds per query (default 15)")
+    parser.add_argument("--seed", type=int, default=0, help="fleet seed (default 0)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the scale database even if cached")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    with _server(args.dsn) as dsn:
+        target = prepare(dsn, args.seed, rebuild=args.rebuild)
+        report(measure(target, args.rounds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
