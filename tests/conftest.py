@@ -1,3 +1,10 @@
 """Fixture modules are plugins (psycopg's `fix_*.py` style), not one giant conftest."""
 
-pytest_plugins = ["tests.fixtures.postgres", "tests.fixtures.fleet_api", "tests.fixtures.collector", "tests.fixtures.sim"]
+pytest_plugins = [
+    "tests.fixtures.postgres",
+    "tests.fixtures.fleet_api",
+    "tests.fixtures.collector",
+    "tests.fixtures.sim",
+    "tests.fixtures.browser",
+    "tests.fixtures.pages",
+]

@@ -1,0 +1,118 @@
+// One cluster in full (GetCluster): node pools with their snapshots, projects, namespaces with pod
+// counts, open drift findings and ledger counts. Not paged: the API bounds these per cluster.
+
+import { h, table } from "/common/dom.js";
+import { formatBytes, formatCount, formatDuration, formatMillicores, timeElement } from "/common/format.js";
+import { fleet } from "../api.js";
+import { badge, statusBadge } from "../labels.js";
+import { findingColumns } from "./drift.js";
+import { href } from "./links.js";
+
+function facts(id, pairs) {
+  return h(
+    "dl",
+    { class: "facts", id },
+    pairs.filter(Boolean).map(([term, value]) => [h("dt", {}, term), h("dd", {}, value === "" || value === undefined ? "—" : value)]),
+  );
+}
+
+function overview(c) {
+  return facts("cluster-facts", [
+    ["Organization", h("a", { href: href("/clusters", { org: c.organizationId, orgName: c.organizationName }) }, `${c.organizationAlias || c.organizationName} (${c.organizationName})`)],
+    ["Status", statusBadge(c.status)],
+    ["Region", c.region],
+    ["Kubernetes (database)", c.kubernetesVersion],
+    ["Kubernetes (shoot)", c.observedKubernetesVersion || h("span", { class: "muted" }, "no live shoot known")],
+    ["Created", timeElement(c.created)],
+    c.deleted ? ["Deleted", timeElement(c.deleted)] : null,
+    ["Status since", timeElement(c.shootStatusChanged)],
+    ["Id", h("code", {}, c.id)],
+  ]);
+}
+
+function snapshot(c) {
+  const s = c.snapshot;
+  if (!s) {
+    return h("p", { class: "muted", id: "cluster-snapshot" }, "Never collected.");
+  }
+  return [
+    c.stale ? h("p", { class: "notice warn", id: "stale-notice" }, "This snapshot is stale: older than three inventory intervals.") : null,
+    facts("cluster-snapshot", [
+      ["Observed", [timeElement(s.observed), ` (${formatDuration(s.ageSeconds)} ago)`]],
+      ["Nodes", `${formatCount(s.readyNodes)} ready of ${formatCount(s.nodes)}`],
+      ["Pods", `${formatCount(s.pods)} of ${formatCount(s.allocatablePods)} allocatable`],
+      ["Allocatable CPU", formatMillicores(s.cpuAllocatableMillicores)],
+      ["Allocatable memory", formatBytes(s.memoryAllocatableBytes)],
+      s.lastError ? ["Last collection error", h("span", { class: "bad-text" }, s.lastError, " (", timeElement(s.lastErrorAt), ")")] : null,
+    ]),
+  ];
+}
+
+function sync(state) {
+  if (!state) {
+    return h("p", { class: "muted", id: "cluster-sync" }, "Not synced yet.");
+  }
+  return facts("cluster-sync", [
+    ["Sync", `${state.syncStatus ?? ""} (attempt ${formatCount(state.syncAttempts)})`],
+    state.syncError ? ["Sync error", h("span", { class: "bad-text" }, state.syncError)] : null,
+    ["Sync updated", timeElement(state.syncUpdated)],
+    ["First completed", timeElement(state.firstCompleted)],
+    ["Shoot", `${state.shootStatus ?? ""}${state.shootOperation ? ` (${state.shootOperation})` : ""}`],
+    state.shootMessage ? ["Gardener says", state.shootMessage] : null,
+  ]);
+}
+
+const poolColumns = [
+  { label: "Node pool", cell: (p) => p.name },
+  { label: "Machine type", cell: (p) => p.machineType },
+  { label: "Autoscaler", numeric: true, cell: (p) => `${formatCount(p.autoscaleMin)}–${formatCount(p.autoscaleMax)}` },
+  { label: "Nodes (ready)", numeric: true, cell: (p) => (p.snapshot ? `${formatCount(p.snapshot.readyNodes)} / ${formatCount(p.snapshot.nodes)}` : "—") },
+  { label: "Observed", cell: (p) => (p.snapshot ? timeElement(p.snapshot.observed) : h("span", { class: "muted" }, "never")) },
+];
+
+const projectColumns = [
+  { label: "Project", cell: (p) => p.name },
+  { label: "Display name", cell: (p) => p.alias },
+  { label: "Namespaces", numeric: true, cell: (p) => formatCount(p.namespaces) },
+];
+
+const namespaceColumns = [
+  { label: "Project", cell: (n) => n.projectName },
+  { label: "Namespace", cell: (n) => n.name },
+  { label: "Pods", numeric: true, cell: (n) => (n.snapshot ? formatCount(n.snapshot.pods) : "—") },
+  { label: "Observed", cell: (n) => (n.snapshot ? timeElement(n.snapshot.observed) : h("span", { class: "muted" }, "never")) },
+];
+
+const ledgerColumns = [
+  { label: "Type", cell: (l) => h("code", {}, l.resourceType) },
+  { label: "Active", numeric: true, cell: (l) => formatCount(l.active) },
+  { label: "Billable", numeric: true, cell: (l) => formatCount(l.activeBillable) },
+];
+
+function section(title, id, items, columns, emptyText) {
+  return [
+    h("h2", { id: `${id}-title` }, title),
+    items.length ? table(null, columns, items, { id, "aria-labelledby": `${id}-title` }) : h("p", { class: "muted", id }, emptyText),
+  ];
+}
+
+export async function clusterView(id) {
+  const answer = await fleet("GetCluster", { id });
+  const c = answer.cluster ?? {};
+  const findings = answer.openFindings ?? [];
+  return [
+    h("p", { class: "breadcrumbs" }, h("a", { href: "#/clusters" }, "Clusters"), " › ", c.name),
+    h("h1", { id: "cluster-name" }, c.name, " ", statusBadge(c.status), c.deleted ? [" ", badge("deleted", "neutral")] : null),
+    overview(c),
+    h("h2", {}, "Latest snapshot"),
+    snapshot(c),
+    h("h2", {}, "Sync with Gardener"),
+    sync(answer.sync),
+    section("Node pools", "node-pools", answer.nodePools ?? [], poolColumns, "No live node pools."),
+    section("Projects", "projects", answer.projects ?? [], projectColumns, "No live projects."),
+    section("Namespaces", "namespaces", answer.namespaces ?? [], namespaceColumns, "No live namespaces."),
+    section("Open drift findings", "cluster-findings", findings, findingColumns(), "No open drift findings."),
+    section("Ledger", "ledger-counts", answer.ledger ?? [], ledgerColumns, "The ledger has no active rows for this cluster."),
+    h("p", {}, h("a", { href: href("/ledger", { cluster: c.id, clusterName: c.name }), id: "ledger-link" }, "Every ledger row of this cluster")),
+  ];
+}

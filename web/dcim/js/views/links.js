@@ -1,0 +1,36 @@
+// Links between views: fragments with filters, and the chips that show (and remove) a filter.
+
+import { h } from "/common/dom.js";
+
+// "#/clusters?status=...": `params` is an object; empty values are left out.
+export function href(path, params = {}) {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) {
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item !== undefined && item !== null && item !== "" && item !== false) {
+        query.append(key, item === true ? "1" : String(item));
+      }
+    }
+  }
+  const text = query.toString();
+  return `#${path}${text ? `?${text}` : ""}`;
+}
+
+// The current filters as a plain object (repeated keys become arrays), for building the next link.
+export function paramsObject(params) {
+  const result = {};
+  for (const key of new Set(params.keys())) {
+    const values = params.getAll(key);
+    result[key] = values.length > 1 ? values : values[0];
+  }
+  return result;
+}
+
+export function clusterLink(id, name) {
+  return id ? h("a", { href: href(`/clusters/${encodeURIComponent(id)}`), class: "cluster-link" }, name || id) : h("span", { class: "muted" }, name || "unknown");
+}
+
+// A filter that is set, with a link that removes it.
+export function chip(label, removeHref) {
+  return h("span", { class: "chip" }, label, " ", h("a", { href: removeHref, "aria-label": `Remove filter: ${label}` }, "✕"));
+}
