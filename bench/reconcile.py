@@ -1,0 +1,217 @@
+"""Benchmark: a reconcile pass with no change against just listing the shoots (issue 9).
+
+    .venv/bin/python -m bench.reconcile [--organizations 10610] [--rounds 3] [--dsn SUPERUSER_DSN]
+
+Builds one fleet (about 53,000 clusters, 50,000 shoots: five clusters per organization, the
+generator's mix of statuses and drift) into PostgreSQL (a throwaway embedded server unless `--dsn`
+names one) and into fleet-sim, which runs in a process of its own so the figures are the worker's.
+After one warm-up pass (which fills the mirror and opens the planted findings) it measures, side by
+side and alternating, (a) `list_shoots` alone and (b) `ReconcileLoop.run_once()` with nothing
+changed, and prints both, the ratio (target ≤ 3) and the finding rows written (target 0). Exits
+non-zero when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import logging
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+import psycopg
+from psycopg import sql
+
+from collector.drift import CLUSTER_ID_LABEL
+from collector.gardener import RealGardener
+from collector.kube import garden_client
+from collector.reconcile import ReconcileLoop
+from db.embedded import EmbeddedPostgres, runtime_root
+from db.migrate import apply_roles, migrate
+from db.seed.generate import FleetSize, generate
+from db.seed.model import Fleet
+from db.seed.write import analyze, write_fleet
+from services.common.db import make_pool
+from services.common.settings import DatabaseSettings
+
+PROJECT = Path(__file__).resolve().parents[1]
+DATABASE = "fleet_bench_reconcile"
+TARGET_RATIO = 3.0
+# Five clusters per organization; about 94% of the generator's clusters have a shoot, so 10,610
+# organizations give about 53,000 clusters and 50,000 shoots.
+DEFAULT_ORGANIZATIONS = 10_610
+
+
+def bench_fleet(organizations: int, seed: int) -> Fleet:
+    """The benchmark's fleet: the generator's mix, one node pool, project and namespace per cluster."""
+    return generate(FleetSize("bench", organizations, 5, 1, 1, 1, 0.3), seed)
+
+
+def serve_sim(state_dir: Path, organizations: int, seed: int) -> None:
+    """Run fleet-sim with the benchmark's fleet until terminated (the child process)."""
+    from sim.runner import SimServer  # noqa: PLC0415 - only the child process serves the simulator
+
+    async def serve() -> None:
+        server = SimServer(bench_fleet(organizations, seed), state_dir=state_dir)
+        await server.start()
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+@contextmanager
+def simulator(organizations: int, seed: int) -> Iterator[Path]:
+    """fleet-sim in its own process; yields the garden kubeconfig's path and stops the process after."""
+    with tempfile.TemporaryDirectory(prefix="bench-reconcile-sim-") as tmp:
+        state_dir = Path(tmp)
+        args = [sys.executable, "-m", "bench.reconcile", "--serve-sim", str(state_dir)]
+        args += ["--organizations", str(organizations), "--seed", str(seed)]
+        child = subprocess.Popen(args, cwd=PROJECT)
+        try:
+            state = state_dir / "sim.json"
+            deadline = time.monotonic() + 300
+            while not state.exists():  # the child writes it once listening
+                if child.poll() is not None:
+                    raise RuntimeError(f"fleet-sim exited with {child.returncode} before listening")
+                if time.monotonic() > deadline:
+                    raise TimeoutError("fleet-sim did not start within 300 s")
+                time.sleep(0.2)
+            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"])
+        finally:
+            child.terminate()
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+@contextmanager
+def postgres(dsn: str | None) -> Iterator[str]:
+    """A superuser DSN: the given server, or a throwaway embedded one removed afterwards."""
+    if dsn:
+        yield dsn
+        return
+    server = EmbeddedPostgres(runtime_root(PROJECT) / f"bench-reconcile-pg-{os.getpid()}", fast=True)
+    server.start()
+    try:
+        yield server.dsn
+    finally:
+        server.destroy()
+
+
+def prepare_database(superuser_dsn: str, fleet: Fleet) -> str:
+    """A fresh database holding `fleet`; returns its DSN for fun_cluster_worker."""
+    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
+        apply_roles(conn)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+    admin_dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=DATABASE)
+    migrate(admin_dsn)
+    with psycopg.connect(admin_dsn) as conn:
+        write_fleet(conn, fleet)
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        analyze(conn)
+    return psycopg.conninfo.make_conninfo(admin_dsn, user="fun_cluster_worker")
+
+
+async def counts(pool: Any) -> tuple[int, int]:
+    async with pool.connection() as conn:
+        cur = await conn.execute(
+            "SELECT (SELECT count(*) FROM tenant.drift_findings), (SELECT count(*) FROM tenant.gardener_shoots)"
+        )
+        row = await cur.fetchone()
+    return int(row[0]), int(row[1])
+
+
+async def measure(worker_dsn: str, kubeconfig: Path, rounds: int) -> bool:
+    settings = DatabaseSettings(url=worker_dsn, pool_min=1, pool_max=2, statement_timeout_ms=120_000)
+    pool = make_pool(settings, application_name="bench-reconcile")
+    await pool.open(wait=True)
+    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
+    try:
+        loop = ReconcileLoop(pool=pool, gardener=gardener, interval_seconds=300)
+        started = time.perf_counter()
+        warm = await loop.run_once()
+        print(
+            f"warm-up pass: {time.perf_counter() - started:.2f} s, {warm.shoots_listed} shoots listed, "
+            f"{sum(warm.opened.values())} findings opened"
+        )
+        findings_before, shoots_before = await counts(pool)
+        lists: list[float] = []
+        passes: list[float] = []
+        changes = 0
+        for round_no in range(rounds):
+            # Alternate the order so neither side always runs on a warmer cache.
+            for step in ("list", "pass") if round_no % 2 == 0 else ("pass", "list"):
+                gc.collect()
+                started = time.perf_counter()
+                if step == "list":
+                    listed = await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL, page_size=500)
+                    lists.append(time.perf_counter() - started)
+                    del listed
+                else:
+                    summary = await loop.run_once()
+                    passes.append(time.perf_counter() - started)
+                    changes += sum(summary.opened.values()) + sum(summary.resolved.values())
+                    changes += summary.shoots_new + summary.shoots_gone
+        findings_after, shoots_after = await counts(pool)
+    finally:
+        await gardener.close()
+        await pool.close()
+    list_s, pass_s = statistics.median(lists), statistics.median(passes)
+    ratio = pass_s / list_s
+    rows_written = findings_after - findings_before
+    print(f"shoots mirrored: {shoots_after} (before the measured passes: {shoots_before})")
+    print(f"open and resolved findings kept: {findings_after} rows")
+    print(f"{'':<34}{'median':>9}{'runs':>40}")
+    print(f"{'list_shoots alone':<34}{list_s:>8.2f}s{'  '.join(f'{x:.2f}' for x in lists):>40}")
+    print(f"{'reconcile pass, no change':<34}{pass_s:>8.2f}s{'  '.join(f'{x:.2f}' for x in passes):>40}")
+    print(f"{'  of which storing (pass - list)':<34}{pass_s - list_s:>8.2f}s")
+    print(f"ratio pass / list: {ratio:.2f} (target <= {TARGET_RATIO})")
+    print(
+        f"finding rows written by the measured passes: {rows_written} (target 0); opened/resolved/new/gone: {changes}"
+    )
+    return ratio <= TARGET_RATIO and rows_written == 0 and changes == 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.reconcile", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--organizations", type=int, default=DEFAULT_ORGANIZATIONS, help="five clusters each")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=3, help="measured list/pass pairs (median reported)")
+    parser.add_argument("--dsn", help="a superuser DSN of a server to use instead of a throwaway embedded one")
+    parser.add_argument("--serve-sim", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_sim is not None:
+        serve_sim(args.serve_sim, args.organizations, args.seed)
+        return 0
+    if args.rounds < 1 or args.organizations < 2:
+        parser.error("--rounds must be at least 1 and --organizations at least 2")
+    logging.basicConfig(level=logging.WARNING)
+    started = time.perf_counter()
+    fleet = bench_fleet(args.organizations, args.seed)
+    print(f"fleet: {len(fleet.clusters)} clusters, {len(fleet.shoots)} shoots ({time.perf_counter() - started:.1f} s)")
+    with simulator(args.organizations, args.seed) as kubeconfig, postgres(args.dsn) as superuser_dsn:
+        started = time.perf_counter()
+        worker_dsn = prepare_database(superuser_dsn, fleet)
+        del fleet
+        gc.collect()
+        print(f"database written ({time.perf_counter() - started:.1f} s)")
+        ok = asyncio.run(measure(worker_dsn, kubeconfig, args.rounds))
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
