@@ -308,6 +308,9 @@ class KubeClient:
     async def close(self) -> None:
         await self.api.close()  # type: ignore[no-untyped-call]
 
+    def _seconds(self, request_timeout_seconds: float | None) -> float:
+        return float(request_timeout_seconds or self.timeout_seconds)
+
     async def get(
         self,
         path: str,
@@ -350,7 +353,7 @@ class KubeClient:
         )
         splitter = ListSplitter(on_items, batch_bytes=batch_bytes)
         try:
-            with _translating(what):
+            with _translating(what, self._seconds(request_timeout_seconds)):
                 _require_json(response, what)
                 async for chunk in response.content.iter_chunked(_CHUNK):
                     splitter.feed(chunk)
@@ -407,7 +410,7 @@ class KubeClient:
             method, path, query=query, accept=accept, body=body, request_timeout_seconds=request_timeout_seconds
         )
         try:
-            with _translating(what):
+            with _translating(what, self._seconds(request_timeout_seconds)):
                 _require_json(response, what)
                 raw = await response.read()
         finally:
@@ -433,7 +436,7 @@ class KubeClient:
         """Send one request; return the response once its headers arrived with a 2xx status."""
         what = f"{method} {path}"
         self.requests += 1
-        with _translating(what):
+        with _translating(what, self._seconds(request_timeout_seconds)):
             serialized = await self.api.param_serialize(
                 method=method,
                 resource_path=path,
@@ -442,14 +445,12 @@ class KubeClient:
                 body=dict(body) if body is not None else None,
                 auth_settings=["BearerToken"],
             )
-            rest = await self.api.call_api(
-                *serialized, _request_timeout=float(request_timeout_seconds or self.timeout_seconds)
-            )
+            rest = await self.api.call_api(*serialized, _request_timeout=self._seconds(request_timeout_seconds))
         response: aiohttp.ClientResponse = rest.response
         if 200 <= response.status < 300:
             return response
         try:
-            with _translating(what):
+            with _translating(what, self._seconds(request_timeout_seconds)):
                 detail = await response.content.read(_ERROR_BODY_LIMIT)
         finally:
             response.close()
@@ -493,23 +494,23 @@ def _status_error(status: int, reason: str, detail: bytes, what: str) -> KubeErr
 
 
 @contextlib.contextmanager
-def _translating(what: str) -> Iterator[None]:
+def _translating(what: str, seconds: float) -> Iterator[None]:
     """Re-raise what the client or aiohttp raised as a KubeError (cancellation passes untouched)."""
     try:
         yield
     except KubeError:
         raise
     except Exception as e:
-        error = _translate(e, what)
+        error = _translate(e, what, seconds)
         if error is None:
             raise
         raise error from e
 
 
-def _translate(e: Exception, what: str) -> KubeError | None:  # noqa: PLR0911 - one return per family
+def _translate(e: Exception, what: str, seconds: float) -> KubeError | None:  # noqa: PLR0911 - one return per family
     """The KubeError for an exception of the client or aiohttp; None for anything else (a bug)."""
     if isinstance(e, TimeoutError):
-        return Timeout(f"{what}: no complete answer in time")
+        return Timeout(f"{what}: no complete answer within {seconds:g} s")
     if isinstance(e, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
         return BadResponse(f"{what}: the body was cut off ({truncate(str(e) or type(e).__name__, 120)})")
     if isinstance(e, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):

@@ -1,0 +1,377 @@
+"""The collector against fleet-sim (Kubernetes and Gardener APIs over TLS) and real PostgreSQL.
+
+The database holds the fleet the simulator serves (`sim_database`); the collector connects as
+fun_cluster_worker and reads every shoot through the official client. What it stores is compared
+with `SimControl.expected(...)`, the simulator's own count of what a correct collector finds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+import yaml
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from collector import inventory_store as store
+from collector.gardener import CredentialCache, RealGardener, renew_margin
+from collector.inventory import ClusterResult, InventoryLoop, RoundSummary
+from collector.inventory_store import ClusterRow
+from collector.kube import garden_client
+from collector.ledger import SOURCES
+from collector.readers import GardenReader
+from collector.settings import InventorySettings
+from services.common.naming import worker_name
+from sim.auth import TokenKind
+from sim.expected import ExpectedShoot
+from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.sim import SimUnderTest
+
+
+@dataclass
+class Collector:
+    loop: InventoryLoop
+    credentials: CredentialCache
+    sim: SimUnderTest
+    pool: AsyncConnectionPool[Any]
+
+    async def round(self, clusters: list[ClusterRow] | None = None) -> RoundSummary:
+        """A full round (heartbeat and all), or a collection of the given clusters only."""
+        return await self.loop.run_once(clusters)
+
+    async def few(self, count: int = 4) -> list[ClusterRow]:
+        """Some ready clusters whose shoots serve (tests that need no whole fleet stay fast)."""
+        async with self.pool.connection() as conn:
+            ready = await store.ready_clusters(conn)
+        serving = {s.cluster_label for s in self.sim.shoots(lambda s: s.serving and not s.deleting)}
+        chosen = [c for c in sorted(ready, key=lambda c: str(c.id)) if str(c.id) in serving][:count]
+        assert len(chosen) == count
+        return chosen
+
+
+def write_kubeconfig(path: Path, kubeconfig: dict[str, Any]) -> Path:
+    path.write_text(yaml.safe_dump(kubeconfig))
+    return path
+
+
+@pytest.fixture
+async def collector(
+    sim: SimUnderTest, sim_worker_pool: AsyncConnectionPool[Any], tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Collector]:
+    options = getattr(request, "param", {})
+    kubeconfig = write_kubeconfig(tmp_path / "garden.yaml", sim.garden_kubeconfig)
+    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=10))
+    timeout = options.get("timeout_seconds", 5.0)
+    clock = sim.server.sim.clock.now  # the simulator's clock: advancing it is the same as waiting
+    credentials = CredentialCache(
+        gardener,
+        kind=options.get("credential", "admin"),
+        lifetime_seconds=3600,
+        renew_before=renew_margin(timeout),
+        clock=clock,
+    )
+    reader = GardenReader(gardener, credentials, sources=SOURCES, timeout_seconds=timeout)
+    settings = InventorySettings(interval_seconds=900, workers=4, timeout_seconds=timeout)
+    loop = InventoryLoop(pool=sim_worker_pool, reader=reader, settings=settings, clock=clock)
+    try:
+        yield Collector(loop, credentials, sim, sim_worker_pool)
+    finally:
+        await gardener.close()
+
+
+def shoot_key_of(sim: SimUnderTest, cluster_id: UUID) -> str:
+    keys = [s.key for s in sim.shoots(lambda s: s.cluster_label == str(cluster_id) and not s.deleting)]
+    assert len(keys) == 1, f"cluster {cluster_id} has shoots {keys}"
+    return keys[0]
+
+
+def rows(database: TestDatabase, query: str, *params: object) -> list[dict[str, Any]]:
+    with database.admin() as admin, admin.cursor(row_factory=dict_row) as cur:
+        return cur.execute(query, params).fetchall()  # type: ignore[arg-type]
+
+
+def assert_stored_equals_expected(database: TestDatabase, cluster_id: UUID, expected: ExpectedShoot) -> None:
+    [snap] = rows(database, "SELECT * FROM tenant.cluster_snapshots WHERE cluster_id = %s", cluster_id)
+    assert snap["last_error"] is None
+    assert (snap["nodes"], snap["ready_nodes"], snap["pods"]) == (expected.nodes, expected.ready_nodes, expected.pods)
+    assert (snap["allocatable_pods"], snap["cpu_allocatable_millicores"], snap["memory_allocatable_bytes"]) == (
+        expected.allocatable.pods,
+        expected.allocatable.cpu_millicores,
+        expected.allocatable.memory_bytes,
+    )
+    pools = rows(
+        database,
+        "SELECT p.name, s.nodes, s.ready_nodes FROM tenant.node_pools p"
+        " JOIN tenant.node_pool_snapshots s ON s.node_pool_id = p.id WHERE p.cluster_id = %s AND p.deleted IS NULL",
+        cluster_id,
+    )
+    live_pools = rows(
+        database, "SELECT name FROM tenant.node_pools WHERE cluster_id = %s AND deleted IS NULL", cluster_id
+    )
+    assert len(pools) == len(live_pools), "every live node pool gets a snapshot"
+    for pool in pools:
+        counts = expected.pools.get(worker_name(pool["name"]))
+        assert (pool["nodes"], pool["ready_nodes"]) == ((counts.nodes, counts.ready_nodes) if counts else (0, 0))
+    namespaces = rows(
+        database,
+        "SELECT n.id, s.pods FROM tenant.namespaces n JOIN tenant.projects p ON p.id = n.project_id"
+        " JOIN tenant.namespace_snapshots s ON s.namespace_id = n.id"
+        " WHERE p.cluster_id = %s AND n.deleted IS NULL AND p.deleted IS NULL",
+        cluster_id,
+    )
+    for namespace in namespaces:
+        assert namespace["pods"] == expected.namespace_pods.get(str(namespace["id"]), 0)
+    ledger = rows(
+        database,
+        "SELECT resource_type, namespace, name, resource_id FROM tenant.infrastructure_resources"
+        " WHERE cluster_id = %s AND destroyed IS NULL",
+        cluster_id,
+    )
+    stored = {(r["resource_type"], r["namespace"], r["name"]): r["resource_id"] for r in ledger}
+    wanted = {}
+    for entry in expected.ledger:
+        if entry.resource_type == "kubernetes.node" or entry.tenant:
+            namespace = (
+                "" if entry.resource_type in {"kubernetes.node", "kubernetes.persistentvolume"} else entry.namespace
+            )
+            wanted[(entry.resource_type, namespace, entry.name)] = entry.resource_id
+    assert set(stored) == set(wanted)
+    for key, resource_id in wanted.items():
+        # An ingress's id is the address of the load balancer serving it (the simulator names it by key).
+        if key[0] != "kubernetes.ingress":
+            assert stored[key] == resource_id, key
+
+
+async def test_one_round_stores_what_the_simulator_holds(
+    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+) -> None:
+    summary = await collector.round()
+    assert summary.collected >= 10, "the test fleet has many ready clusters with shoots"
+    for result in summary.results:
+        if result.ok:
+            assert_stored_equals_expected(
+                sim_database, result.cluster.id, sim.control.expected(shoot_key_of(sim, result.cluster.id))
+            )
+        else:
+            # Only a planted drift may fail: a ready cluster whose shoot is gone from the garden.
+            assert result.reason == "no_shoot", result.error
+            assert not sim.shoots(lambda s, c=result.cluster: s.cluster_label == str(c.id) and s.serving)
+    pods = [r for r in sim.control.requests() if r.resource == "pods" and r.method == "GET"]
+    assert pods and all(
+        r.query.get("resourceVersion") == "0"
+        and r.query.get("fieldSelector") == "status.phase!=Succeeded,status.phase!=Failed"
+        and "as=PartialObjectMetadataList" in r.accept
+        for r in pods
+    )
+    nodes = [r for r in sim.control.requests() if r.resource == "nodes"]
+    assert nodes and all(r.query.get("resourceVersion") == "0" for r in nodes)
+
+
+async def test_the_world_changing_between_rounds_is_followed(
+    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+) -> None:
+    first = await collector.round()
+    target = next(r for r in first.results if r.ok)
+    key = shoot_key_of(sim, target.cluster.id)
+    shoot = sim.control.shoot(key)
+    sim.control.scale_pool(key, shoot.workers[0].name, shoot.workers[0].minimum + 2)
+    tenant = next(ns for ns, nid in _tenant_names(sim, key).items() if nid)
+    sim.control.add_pods(key, tenant, 5)
+    sim.control.scale_pool(key, "surprise", 1)  # a pool the database does not know: counts for the cluster
+    sim.control.advance_clock(900)
+    await collector.round()
+    assert_stored_equals_expected(sim_database, target.cluster.id, sim.control.expected(key))
+    destroyed = rows(
+        sim_database,
+        "SELECT count(*) AS n FROM tenant.infrastructure_resources WHERE cluster_id = %s AND destroyed IS NOT NULL",
+        target.cluster.id,
+    )
+    assert destroyed == [{"n": 0}], "scaling up destroys nothing"
+
+
+def _tenant_names(sim: SimUnderTest, key: str) -> dict[str, str | None]:
+    contents = sim.server.sim.world.contents(key)
+    return {ns.name: ns.namespace_id for ns in contents.namespaces.iter_from()}
+
+
+FAULTS = [
+    ("unauthorized", None, "unauthorized", "401"),
+    ("forbidden", None, "forbidden", "403"),
+    ("server_error", None, "server_error", "500"),
+    ("gone", None, "gone", "410"),
+    ("not_found", "pods", "not_found", "404"),
+    ("truncated", "pods", "bad_response", "cut off"),
+    ("malformed", "nodes", "bad_response", "JSON"),
+    ("reset", None, "bad_response|connection_failed", ""),
+    ("hang", "nodes", "timeout", "INVENTORY_TIMEOUT|no complete answer within 1.5 s"),
+    ("latency", None, "timeout", "INVENTORY_TIMEOUT|no complete answer within 1.5 s"),
+]
+
+
+@pytest.mark.parametrize("collector", [{"timeout_seconds": 1.5}], indirect=True)
+@pytest.mark.parametrize(("fault", "resource", "reason", "says"), FAULTS, ids=[f[0] for f in FAULTS])
+async def test_a_fault_on_one_shoot_keeps_its_numbers_and_says_why(
+    collector: Collector,
+    sim: SimUnderTest,
+    sim_database: TestDatabase,
+    fault: str,
+    resource: str | None,
+    reason: str,
+    says: str,
+) -> None:
+    clusters = await collector.few()
+    first = await collector.round(clusters)
+    victim = next(r for r in first.results if r.ok)
+    key = shoot_key_of(sim, victim.cluster.id)
+    [before] = rows(sim_database, "SELECT * FROM tenant.cluster_snapshots WHERE cluster_id = %s", victim.cluster.id)
+    pools_before = rows(
+        sim_database, "SELECT * FROM tenant.node_pool_snapshots WHERE cluster_id = %s ORDER BY 1", victim.cluster.id
+    )
+    sim.control.fault(key, fault, resource=resource, seconds=10.0 if fault == "latency" else 0.0)
+    sim.control.advance_clock(900)
+    second = await collector.round(clusters)
+    sim.control.clear_faults()
+    by_id = {r.cluster.id: r for r in second.results}
+    failed = by_id[victim.cluster.id]
+    assert not failed.ok
+    assert failed.reason in reason.split("|"), failed.error
+    [after] = rows(sim_database, "SELECT * FROM tenant.cluster_snapshots WHERE cluster_id = %s", victim.cluster.id)
+    assert {k: v for k, v in after.items() if not k.startswith("last_error")} == {
+        k: v for k, v in before.items() if not k.startswith("last_error")
+    }
+    assert any(part in after["last_error"] for part in says.split("|")), after["last_error"]
+    assert after["last_error_at"] is not None
+    assert (
+        rows(
+            sim_database,
+            "SELECT * FROM tenant.node_pool_snapshots WHERE cluster_id = %s ORDER BY 1",
+            victim.cluster.id,
+        )
+        == pools_before
+    )
+    others_first = {r.cluster.id for r in first.results if r.ok} - {victim.cluster.id}
+    assert all(by_id[cid].ok for cid in others_first), "every other cluster collected in the same round"
+
+
+async def test_a_missing_kind_leaves_only_its_ledger_type_alone(
+    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+) -> None:
+    clusters = await collector.few(8)
+    first = await collector.round(clusters)
+    with_certs = [
+        r
+        for r in first.results
+        if r.ok and r.ledger is not None and r.ledger.by_type["kubernetes.certificate"].found > 0
+    ]
+    assert with_certs, "the test fleet has a cluster with tenant certificates"
+    victim = with_certs[0]
+    key = shoot_key_of(sim, victim.cluster.id)
+    certificates_before = rows(
+        sim_database,
+        "SELECT * FROM tenant.infrastructure_resources WHERE cluster_id = %s"
+        " AND resource_type = 'kubernetes.certificate'",
+        victim.cluster.id,
+    )
+    sim.control.fault(key, "not_found", resource="certificates")
+    tenant = next(ns for ns, nid in _tenant_names(sim, key).items() if nid)
+    sim.control.add_pods(key, tenant, 3)
+    sim.control.advance_clock(900)
+    second = await collector.round(clusters)
+    result = next(r for r in second.results if r.cluster.id == victim.cluster.id)
+    assert result.ok and result.ledger is not None
+    assert result.ledger.unlisted["kubernetes.certificate"].reason == "not_found"
+    assert (
+        rows(
+            sim_database,
+            "SELECT * FROM tenant.infrastructure_resources WHERE cluster_id = %s"
+            " AND resource_type = 'kubernetes.certificate'",
+            victim.cluster.id,
+        )
+        == certificates_before
+    ), "could not list is not none exist"
+    expected = sim.control.expected(key)
+    [snap] = rows(sim_database, "SELECT * FROM tenant.cluster_snapshots WHERE cluster_id = %s", victim.cluster.id)
+    assert snap["pods"] == expected.pods, "the snapshot moved on"
+
+
+def _mints(sim: SimUnderTest, subresource: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for entry in sim.control.requests("garden"):
+        if entry.method == "POST" and entry.api_path.endswith(subresource):
+            shoot = entry.api_path.split("/")[-2]
+            counts[shoot] = counts.get(shoot, 0) + 1
+    return counts
+
+
+async def test_credentials_are_minted_about_once_an_hour(collector: Collector, sim: SimUnderTest) -> None:
+    # Rounds at 0, 15, 30 and 45 minutes with one-hour credentials, then one at 60.
+    collected: list[set[UUID]] = []
+    clusters = await collector.few()
+    for round_number in range(5):
+        if round_number:
+            sim.control.advance_clock(900)
+        summary = await collector.round(clusters)
+        collected.append({r.cluster.id for r in summary.results if r.ok})
+        if round_number == 3:
+            mints_in_four_rounds = _mints(sim, "adminkubeconfig")
+    assert all(c == {c.id for c in clusters} for c in collected), "every round collected every cluster"
+    assert mints_in_four_rounds and set(mints_in_four_rounds.values()) == {1}
+    after_an_hour = _mints(sim, "adminkubeconfig")
+    assert set(after_an_hour.values()) == {2}, "a credential about to expire is renewed"
+    assert max(collector.credentials.minted.values()) == 2
+
+
+async def test_a_rejected_credential_is_dropped_and_minted_again_once(
+    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+) -> None:
+    clusters = await collector.few(2)
+    first = await collector.round(clusters)
+    target = next(r for r in first.results if r.ok)
+    key = shoot_key_of(sim, target.cluster.id)
+    sim.control.fault(key, "unauthorized", times=1)
+    sim.control.advance_clock(900)
+    second = await collector.round(clusters)
+    assert next(r for r in second.results if r.cluster.id == target.cluster.id).ok
+    assert _mints(sim, "adminkubeconfig")[sim.control.shoot(key).name] == 2
+
+
+@pytest.mark.parametrize("collector", [{"credential": "viewer"}], indirect=True)
+async def test_viewer_mode_never_asks_for_admin_credentials(
+    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+) -> None:
+    summary = await collector.round()
+    assert summary.collected >= 10
+    assert _mints(sim, "adminkubeconfig") == {}
+    assert _mints(sim, "viewerkubeconfig")
+    shoot_requests = [r for r in sim.control.requests() if r.target not in {"garden", "control"}]
+    assert shoot_requests and {r.token_kind for r in shoot_requests} == {TokenKind.VIEWER}
+    for result in summary.results:
+        if result.ok:
+            assert_stored_equals_expected(
+                sim_database, result.cluster.id, sim.control.expected(shoot_key_of(sim, result.cluster.id))
+            )
+
+
+async def test_the_client_makes_no_hidden_retries(collector: Collector, sim: SimUnderTest) -> None:
+    first = await collector.round(await collector.few(1))
+    target = next(r for r in first.results if r.ok)
+    key = shoot_key_of(sim, target.cluster.id)
+    sim.control.fault(key, "server_error", resource="nodes")
+    sim.control.clear_requests()
+    result: ClusterResult = await collector.loop.collect(target.cluster)
+    assert result.reason == "server_error"
+    assert len([r for r in sim.control.requests(key) if r.resource == "nodes"]) == 1
+
+
+async def test_a_garden_that_cannot_be_listed_uses_the_last_known_shoots(
+    collector: Collector, sim: SimUnderTest
+) -> None:
+    first = await collector.round()
+    sim.control.fault("garden", "server_error", resource="shoots")
+    second = await collector.round()
+    assert {r.cluster.id for r in second.results if r.ok} == {r.cluster.id for r in first.results if r.ok}
