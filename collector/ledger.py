@@ -148,13 +148,20 @@ def certificate_secret(obj: KubeObject) -> str | None:
     return _dig(obj, "spec", "secretName")  # type: ignore[no-any-return]
 
 
-def claimed_from_tenant(obj: KubeObject, tenants: frozenset[str]) -> bool:
-    """A persistent volume counts when a claim in a tenant namespace holds it."""
-    return bool(_dig(obj, "spec", "claimRef", "namespace") in tenants)
+def claimed_cloud_volume(obj: KubeObject, tenants: frozenset[str]) -> bool:
+    """A persistent volume counts when a claim in a tenant namespace holds it and it is a cloud disk.
+
+    A volume without a CSI handle (a node's local disk) is no cloud resource of its own: the node is.
+    """
+    return _dig(obj, "spec", "claimRef", "namespace") in tenants and csi_volume_handle(obj) is not None
 
 
-def is_load_balancer(obj: KubeObject, tenants: frozenset[str]) -> bool:
-    return bool(_dig(obj, "spec", "type") == "LoadBalancer")
+def provisioned_load_balancer(obj: KubeObject, tenants: frozenset[str]) -> bool:
+    """A Service counts once it is of type LoadBalancer and the cloud gave it an address.
+
+    A pending one has no cloud load balancer yet; the pass that sees its address records it created.
+    """
+    return _dig(obj, "spec", "type") == "LoadBalancer" and load_balancer_address(obj) is not None
 
 
 SOURCES: tuple[LedgerSource, ...] = (
@@ -173,7 +180,7 @@ SOURCES: tuple[LedgerSource, ...] = (
         namespaced=False,
         billable=True,
         resource_id=csi_volume_handle,
-        include=claimed_from_tenant,
+        include=claimed_cloud_volume,
     ),
     LedgerSource(
         resource_type="kubernetes.loadbalancer",
@@ -182,7 +189,7 @@ SOURCES: tuple[LedgerSource, ...] = (
         namespaced=True,
         billable=True,
         resource_id=load_balancer_address,
-        include=is_load_balancer,
+        include=provisioned_load_balancer,
     ),
     LedgerSource(
         resource_type="kubernetes.ingress",

@@ -76,6 +76,11 @@ def test_the_registry_is_what_design_section_8_lists() -> None:
         ),
         ("kubernetes.persistentvolume", {"metadata": {"name": "pv-3"}, "spec": {}}, None),
         (
+            "kubernetes.persistentvolume",
+            {"metadata": {"name": "local-1"}, "spec": {"claimRef": {"namespace": "team-a"}, "local": {"path": "/x"}}},
+            None,
+        ),
+        (
             "kubernetes.loadbalancer",
             {
                 "metadata": {"name": "web", "namespace": "team-b"},
@@ -96,7 +101,7 @@ def test_the_registry_is_what_design_section_8_lists() -> None:
         (
             "kubernetes.loadbalancer",
             {"metadata": {"name": "pending", "namespace": "team-a"}, "spec": {"type": "LoadBalancer"}, "status": {}},
-            Discovered("kubernetes.loadbalancer", "team-a", "pending", None, True),
+            None,
         ),
         (
             "kubernetes.loadbalancer",
@@ -129,6 +134,7 @@ def test_the_registry_is_what_design_section_8_lists() -> None:
         "volume-of-a-tenant-claim",
         "volume-of-a-system-claim",
         "unclaimed-volume",
+        "local-volume",
         "load-balancer-hostname",
         "load-balancer-ip",
         "load-balancer-pending",
@@ -193,7 +199,9 @@ def test_the_same_name_in_another_namespace_is_another_resource() -> None:
 
 def test_nothing_changed_plans_only_touches() -> None:
     rows = [row("kubernetes.node", f"n{i}", f"p{i}") for i in range(5)]
-    results: dict[str, SourceResult] = {"kubernetes.node": tuple(found("kubernetes.node", r.name, r.resource_id) for r in rows)}
+    results: dict[str, SourceResult] = {
+        "kubernetes.node": tuple(found("kubernetes.node", r.name, r.resource_id) for r in rows)
+    }
     p = plan(results, rows)
     assert (p.create, p.destroy, p.change_id) == ((), (), ())
     assert set(p.touch) == {r.id for r in rows}
