@@ -549,6 +549,7 @@ def test_summary_renders_one_row_per_kind() -> None:
     summary = ReconcileSummary(
         completed=T0,
         duration_seconds=1.5,
+        list_seconds=1.0,
         shoots_listed=3,
         shoots_new=1,
         shoots_gone=0,
@@ -558,7 +559,7 @@ def test_summary_renders_one_row_per_kind() -> None:
         resolved={"version_mismatch": 4},
     )
     lines = summary.render().splitlines()
-    assert lines[0].startswith("shoots listed 3 (new 1, gone 0)")
+    assert lines[0] == "shoots listed 3 (new 1, gone 0); pass took 1.50 s (listing 1.00 s)"
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
     assert rows["orphan_shoot"] == ["2", "0", "0"]
     assert rows["missing_shoot"] == ["0", "1", "0"]
