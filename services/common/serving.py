@@ -97,6 +97,9 @@ class RequestStack:
     """
 
     authenticate: Authenticator | None = None
+    success_log_level: int = logging.INFO
+    """Level of the one log line of a call that ended OK (failures are always logged at INFO). An API
+    that answers many identical cached calls may lower it to DEBUG: its metrics still count every call."""
 
     async def run(self, ctx: RequestContext[Any, Any], protocol: str, call: Callable[[], Awaitable[RES]]) -> RES:
         method = ctx.method
@@ -123,22 +126,38 @@ class RequestStack:
             elapsed = time.perf_counter() - started
             RPC_REQUESTS.labels(method.service_name, method.name, protocol, code_name).inc()
             RPC_DURATION.labels(method.service_name, method.name, protocol).observe(elapsed)
-            logger.info(
-                "rpc %s/%s %s",
-                method.service_name,
-                method.name,
-                code_name,
-                extra={
-                    "procedure": f"/{method.service_name}/{method.name}",
-                    "protocol": protocol,
-                    "code": code_name,
-                    "duration_ms": round(elapsed * 1000, 2),
-                    "subject": subject,
-                    "peer": ctx.client_address,
-                    "http_method": ctx.http_method,
-                },
-            )
+            level = self.success_log_level if code_name == "ok" else logging.INFO
+            if logger.isEnabledFor(level):
+                self._log(level, ctx, protocol=protocol, code_name=code_name, elapsed=elapsed, subject=subject)
             request_id_var.reset(token)
+
+    @staticmethod
+    def _log(
+        level: int,
+        ctx: RequestContext[Any, Any],
+        *,
+        protocol: str,
+        code_name: str,
+        elapsed: float,
+        subject: str | None,
+    ) -> None:
+        method = ctx.method
+        logger.log(
+            level,
+            "rpc %s/%s %s",
+            method.service_name,
+            method.name,
+            code_name,
+            extra={
+                "procedure": f"/{method.service_name}/{method.name}",
+                "protocol": protocol,
+                "code": code_name,
+                "duration_ms": round(elapsed * 1000, 2),
+                "subject": subject,
+                "peer": ctx.client_address,
+                "http_method": ctx.http_method,
+            },
+        )
 
 
 class ConnectStackInterceptor:
@@ -159,8 +178,16 @@ class ConnectStackInterceptor:
         return await self._stack.run(ctx, protocol, lambda: call_next(request, ctx))
 
 
-def grpc_generic_handler(impl: object, service: ServiceDescriptor, stack: RequestStack) -> grpc.GenericRpcHandler:
-    """A grpc.aio handler serving every unary method of `service` from `impl` through `stack`."""
+def grpc_generic_handler(
+    impl: object, service: ServiceDescriptor, stack: RequestStack, *, headers_as_trailers: bool = False
+) -> grpc.GenericRpcHandler:
+    """A grpc.aio handler serving every unary method of `service` from `impl` through `stack`.
+
+    Response headers (`ctx.response_headers`) reach gRPC clients as initial metadata, or as trailing
+    metadata with `headers_as_trailers`. The choice is about cost: grpc.aio sends custom initial
+    metadata in a batch of its own before the response (one more trip through gRPC core per call),
+    while trailing metadata rides in the response's final batch.
+    """
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for md in service.methods:
         if md.client_streaming or md.server_streaming:
@@ -177,7 +204,7 @@ def grpc_generic_handler(impl: object, service: ServiceDescriptor, stack: Reques
         )
         function = getattr(impl, _snake(md.name))
         handlers[md.name] = grpc.unary_unary_rpc_method_handler(
-            _grpc_unary(function, info, stack),
+            _grpc_unary(function, info, stack, headers_as_trailers=headers_as_trailers),
             request_deserializer=request_class.FromString,
             response_serializer=response_class.SerializeToString,
         )
@@ -185,7 +212,11 @@ def grpc_generic_handler(impl: object, service: ServiceDescriptor, stack: Reques
 
 
 def _grpc_unary(
-    function: Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]], info: MethodInfo[Any, Any], stack: RequestStack
+    function: Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]],
+    info: MethodInfo[Any, Any],
+    stack: RequestStack,
+    *,
+    headers_as_trailers: bool = False,
 ) -> Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]:
     async def handle(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         remaining = context.time_remaining()
@@ -201,7 +232,10 @@ def _grpc_unary(
             response = await stack.run(ctx, "grpc", lambda: function(request, ctx))
         except ConnectError as e:
             await context.abort(_GRPC_CODE[e.code], e.message, trailing_metadata=tuple(_metadata(ctx.response_headers)))
-        await context.send_initial_metadata(tuple(_metadata(ctx.response_headers)))
+        if headers_as_trailers:
+            context.set_trailing_metadata(tuple(_metadata(ctx.response_headers)))
+        else:
+            await context.send_initial_metadata(tuple(_metadata(ctx.response_headers)))
         return response
 
     return handle
