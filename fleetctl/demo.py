@@ -1,9 +1,452 @@
-"""`fleet demo`: the whole system on embedded defaults (filled in by the demo issue)."""
+"""`fleet demo`: the whole system on embedded defaults, on loopback, until Ctrl-C.
+
+    embedded PostgreSQL ──┬── platform-public-api  :8080 (Connect)  :9090 (gRPC) ── console page :8000
+      (database `fleet`,  ├── platform-admin-api   :8081 (Connect)  :9091 (gRPC) ── DCIM page    :8001
+       demo fleet seeded) ├── cluster-worker inventory (health :8097) ──┐
+                          └── cluster-worker reconcile (health :8098) ──┴── fleet-sim :8443 (garden + shoots, TLS)
+                                                                             └ plays the status poller too
+
+The database is recreated and seeded with the demo fleet on every start, so every run begins the
+same way. While it runs, a small script of world changes plays against the simulator (pods come and
+go, a shoot disappears and comes back, a version drifts and is put back), so the pages show
+freshness, statuses changing and drift findings opening and resolving. Ctrl-C (or SIGTERM) stops
+everything it started, newest first.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
+import itertools
+import logging
+import secrets
+import shutil
+import signal
+import sys
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+from psycopg import sql
+
+from db.embedded import EmbeddedPostgres, runtime_root
+from db.migrate import apply_roles, migrate
+from db.seed.generate import generate
+from db.seed.model import Fleet
+from fleetctl.db import seed as seed_database
+from fleetctl.processes import Supervisor, port_is_free, wait_for_port
+from fleetctl.webapp import bind_socket, console_app, dcim_app, serve_pages
+from services.common.auth import DcimTokenRules, mint_token
+from services.common.settings import LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
+from sim.derive import namespace_kube_name
+
+logger = logging.getLogger("fleet.demo")
+
+PROJECT = Path(__file__).resolve().parents[1]
+HOST = "127.0.0.1"
+STAFF_SUBJECT = uuid.UUID("6f1c0d2e-0000-4000-8000-00000000d1c1")
+
+
+@dataclass(frozen=True)
+class DemoPorts:
+    database: int = LOCAL_DATABASE_PORT
+    public_http: int = 8080
+    public_grpc: int = 9090
+    admin_http: int = 8081
+    admin_grpc: int = 9091
+    console: int = 8000
+    dcim: int = 8001
+    sim: int = 8443
+    inventory_health: int = 8097
+    reconcile_health: int = 8098
+
+    def all(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+@dataclass(frozen=True)
+class DemoTimings:
+    """Short intervals so the pages move within a minute."""
+
+    inventory_interval_seconds: int = 20
+    reconcile_interval_seconds: int = 15
+    status_poll_seconds: int = 5
+    world_step_seconds: int = 15
+
+
+@dataclass
+class Demo:
+    """What `fleet demo` starts, in order, and how to reach it."""
+
+    state_dir: Path
+    ports: DemoPorts = field(default_factory=DemoPorts)
+    timings: DemoTimings = field(default_factory=DemoTimings)
+    seed: int = 0
+    supervisor: Supervisor = field(init=False)
+    database: EmbeddedPostgres | None = field(init=False, default=None)
+    fleet: Fleet | None = field(init=False, default=None)
+    token: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        self.supervisor = Supervisor(self.state_dir / "logs")
+
+    # -- the database -----------------------------------------------------------------------------
+
+    def role_dsn(self, role: str) -> str:
+        return f"postgresql://{role}@{HOST}:{self.ports.database}/{LOCAL_DATABASE_NAME}"
+
+    @property
+    def superuser_dsn(self) -> str:
+        return self.role_dsn("postgres")
+
+    def start_database(self) -> None:
+        server = EmbeddedPostgres(runtime_root(PROJECT) / "pg", port=self.ports.database)
+        server.start()
+        self.database = server
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            apply_roles(conn)
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(LOCAL_DATABASE_NAME)))
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(LOCAL_DATABASE_NAME)))
+        migrate(self.superuser_dsn)
+        seed_database(self.superuser_dsn, "demo", self.seed)
+        # The same description again, in memory, for the world script and the example commands.
+        self.fleet = generate("demo", self.seed)
+
+    # -- the processes ----------------------------------------------------------------------------
+
+    def start_processes(self) -> None:
+        p = self.ports
+        jwt_secret = self.state_dir / "jwt-secret"
+        jwt_secret.write_text(secrets.token_hex(32) + "\n")
+        jwt_secret.chmod(0o600)
+        self.token = mint_token(
+            DcimTokenRules(jwt_secret.read_text().strip().encode()),
+            subject=STAFF_SUBJECT,
+            ttl=timedelta(hours=12),
+            now=datetime.now(UTC),
+            name="demo staff",
+        )
+        (self.state_dir / "staff-token").write_text(self.token + "\n")
+        sim_dir = self.state_dir / "sim"
+        shutil.rmtree(sim_dir, ignore_errors=True)
+        common = {"LOG_LEVEL": "info", "BIND_HOST": HOST}
+
+        sim = self.supervisor.start(
+            "fleet-sim",
+            [
+                _script("fleet-sim"),
+                "--fleet",
+                "demo",
+                "--seed",
+                str(self.seed),
+                "--host",
+                HOST,
+                "--port",
+                str(p.sim),
+                "--state-dir",
+                str(sim_dir),
+                "--status-dsn",
+                self.superuser_dsn,
+                "--status-interval",
+                str(self.timings.status_poll_seconds),
+            ],
+            common,
+        )
+        wait_for_port(HOST, p.sim, timeout_seconds=60, process=sim.process)
+        kubeconfig = sim_dir / "garden-kubeconfig.yaml"
+
+        public = self.supervisor.start(
+            "platform-public-api",
+            [_script("platform-public-api")],
+            {
+                **common,
+                "DATABASE_URL": self.role_dsn("fun_platform_public_api"),
+                "HTTP_PORT": str(p.public_http),
+                "GRPC_PORT": str(p.public_grpc),
+                "CONSOLE_ORIGINS": f"http://{HOST}:{p.console},http://localhost:{p.console}",
+            },
+        )
+        admin = self.supervisor.start(
+            "platform-admin-api",
+            [_script("platform-admin-api")],
+            {
+                **common,
+                "DATABASE_URL": self.role_dsn("fun_platform_admin_api"),
+                "HTTP_PORT": str(p.admin_http),
+                "GRPC_PORT": str(p.admin_grpc),
+                "JWT_SECRET_FILE": str(jwt_secret),
+                "DCIM_ORIGINS": f"http://{HOST}:{p.dcim},http://localhost:{p.dcim}",
+            },
+        )
+        worker = {
+            **common,
+            "DATABASE_URL": self.role_dsn("fun_cluster_worker"),
+            "GARDENER_MODE": "real",
+            "GARDENER_KUBECONFIG": str(kubeconfig),
+        }
+        self.supervisor.start(
+            "cluster-worker-inventory",
+            [_script("cluster-worker")],
+            {
+                **worker,
+                "WORKER_MODE": "inventory",
+                "INVENTORY_INTERVAL": str(self.timings.inventory_interval_seconds),
+                "HEALTH_PORT": str(p.inventory_health),
+            },
+        )
+        self.supervisor.start(
+            "cluster-worker-reconcile",
+            [_script("cluster-worker")],
+            {
+                **worker,
+                "WORKER_MODE": "reconcile",
+                "RECONCILE_INTERVAL": str(self.timings.reconcile_interval_seconds),
+                "HEALTH_PORT": str(p.reconcile_health),
+            },
+        )
+        for child, port in ((public, p.public_http), (admin, p.admin_http)):
+            wait_for_port(HOST, port, timeout_seconds=60, process=child.process)
+
+    def stop(self) -> None:
+        self.supervisor.stop_all()
+        if self.database is not None:
+            self.database.stop()
+
+    # -- what to print ----------------------------------------------------------------------------
+
+    def example_cluster_id(self) -> str:
+        for cluster in self.fleet.clusters if self.fleet else ():
+            if cluster.deleted is None and cluster.sync is not None and cluster.sync.shoot_status == "ready":
+                return str(cluster.id)
+        return "<cluster id>"
+
+    def banner(self) -> str:
+        p = self.ports
+        token_file = self.state_dir / "staff-token"
+        fleet_rpc = "fundament.fleet.v1.FleetService"
+        grpc_admin = f"{HOST}:{p.admin_grpc}"
+        auth = '-H "authorization: Bearer $TOKEN"'
+        cluster = self.example_cluster_id()
+        lines = [
+            "",
+            "fleet inventory demo is running (Ctrl-C stops everything it started)",
+            "",
+            "pages",
+            f"  console /platform (public):  http://{HOST}:{p.console}/platform",
+            f"  DCIM /platform (staff):      http://{HOST}:{p.dcim}/platform#token={self.token}",
+            "",
+            "APIs",
+            f"  platform-public-api  Connect http://{HOST}:{p.public_http}   gRPC {HOST}:{p.public_grpc}",
+            f"  platform-admin-api   Connect http://{HOST}:{p.admin_http}   gRPC {HOST}:{p.admin_grpc}",
+            f"  health and metrics   http://{HOST}:{p.public_http}/metrics  http://{HOST}:{p.admin_http}/metrics"
+            f"  http://{HOST}:{p.inventory_health}/metrics  http://{HOST}:{p.reconcile_health}/metrics",
+            "",
+            f"staff token (12 h, also in {token_file}):",
+            f"  {self.token}",
+            "",
+            "try (from the project folder; the tools are in .venv/bin):",
+            f"  export TOKEN=$(cat {token_file}) PATH=$PWD/.venv/bin:$PATH",
+            f"  grpcurl -plaintext {HOST}:{p.public_grpc} fundament.overview.v1.OverviewService/GetPlatformOverview",
+            f"  curl -s 'http://{HOST}:{p.public_http}/fundament.overview.v1.OverviewService/GetPlatformOverview"
+            "?encoding=json&message=%7B%7D' -i",
+            f"  grpcurl -plaintext {auth} {grpc_admin} {fleet_rpc}/GetFleetSummary",
+            f"  grpcurl -plaintext {auth} -d '{{\"page_size\": 5}}' {grpc_admin} {fleet_rpc}/ListOrganizations",
+            f'  grpcurl -plaintext {auth} -d \'{{"page_size": 5, "needs_attention": true}}\' {grpc_admin} '
+            f"{fleet_rpc}/ListClusters",
+            f'  grpcurl -plaintext {auth} -d \'{{"id": "{cluster}"}}\' {grpc_admin} {fleet_rpc}/GetCluster',
+            f"  grpcurl -plaintext {auth} -d '{{\"page_size\": 20}}' {grpc_admin} {fleet_rpc}/ListDriftFindings",
+            f'  grpcurl -plaintext {auth} -d \'{{"page_size": 5, "billable": true}}\' {grpc_admin} '
+            f"{fleet_rpc}/ListInfrastructureResources",
+            f"  buf curl --protocol grpc --http2-prior-knowledge {auth} -d '{{}}' "
+            f"http://{grpc_admin}/{fleet_rpc}/GetFleetSummary",
+            f"  curl -s {auth} -H 'content-type: application/json' -d '{{\"page_size\": 3}}' "
+            f"http://{HOST}:{p.admin_http}/{fleet_rpc}/ListClusters",
+            "",
+            f"logs: {self.supervisor.log_dir}/",
+            "",
+        ]
+        return "\n".join(lines)
+
+
+def _script(name: str) -> str:
+    """A console script of this installation (next to the running interpreter)."""
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else name
+
+
+# -- the world changing while the demo runs ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorldStep:
+    """One change to the simulated world, said in words for the demo's log."""
+
+    says: str
+    action: str
+    arguments: dict[str, Any]
+
+
+def world_script(fleet: Fleet) -> list[WorldStep]:
+    """A loop of changes over three ready shoots of the demo fleet: pods, a lost shoot, a version drift."""
+    live_orgs = {o.id for o in fleet.organizations if o.deleted is None}
+    ready = [
+        c
+        for c in fleet.clusters
+        if c.deleted is None
+        and c.organization_id in live_orgs
+        and c.sync is not None
+        and c.sync.shoot_status == "ready"
+    ]
+    shoots = {s.cluster_label: s for s in fleet.shoots}
+    candidates = [(c, shoots[str(c.id)]) for c in ready if str(c.id) in shoots]
+    if len(candidates) < 3:
+        return []
+    (busy_cluster, busy), (_, lost), (_, drifting) = candidates[:3]
+    projects = {p.id: p for p in fleet.projects if p.cluster_id == busy_cluster.id and p.deleted is None}
+    namespace = next(
+        (
+            namespace_kube_name(projects[n.project_id].name, n.project_id, n.name)
+            for n in fleet.namespaces
+            if n.project_id in projects and n.deleted is None
+        ),
+        None,
+    )
+
+    def key(shoot: Any) -> str:
+        return f"{shoot.project}--{shoot.name}"
+
+    steps: list[WorldStep] = []
+    if namespace is not None:
+        steps.append(
+            WorldStep(
+                f"8 pods start in {key(busy)}/{namespace}",
+                "add_pods",
+                {"key": key(busy), "namespace": namespace, "count": 8},
+            )
+        )
+    steps += [
+        WorldStep(f"shoot {key(lost)} disappears from the garden", "delete_shoot", {"key": key(lost)}),
+        WorldStep(f"shoot {key(drifting)} moves to another minor version", "bump_version", {"key": key(drifting)}),
+    ]
+    if namespace is not None:
+        steps.append(
+            WorldStep(
+                f"the 8 pods in {key(busy)}/{namespace} finish",
+                "remove_pods",
+                {"key": key(busy), "namespace": namespace, "count": 8},
+            )
+        )
+    steps += [
+        WorldStep(
+            f"shoot {key(lost)} is created again (new uid)",
+            "add_shoot",
+            {
+                "project": lost.project,
+                "name": lost.name,
+                "cluster_label": lost.cluster_label,
+                "organization_label": lost.organization_label,
+                "kubernetes_version": lost.kubernetes_version,
+                "region": lost.region,
+            },
+        ),
+        WorldStep(
+            f"shoot {key(drifting)} is put back on {drifting.kubernetes_version}",
+            "set_kubernetes_version",
+            {"key": key(drifting), "version": drifting.kubernetes_version},
+        ),
+    ]
+    return steps
+
+
+async def play_world(demo: Demo, stop: asyncio.Event) -> None:
+    """Apply the world script step by step, forever, until `stop` is set."""
+    sim_dir = demo.state_dir / "sim"
+    token = (sim_dir / "control-token").read_text().strip()
+    steps = world_script(demo.fleet) if demo.fleet else []
+    if not steps:
+        return
+    base = f"https://{HOST}:{demo.ports.sim}/_sim/actions"
+    async with httpx.AsyncClient(
+        verify=str(sim_dir / "ca.crt"), headers={"authorization": f"Bearer {token}"}
+    ) as client:
+        for step in itertools.cycle(steps):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=demo.timings.world_step_seconds)
+            if stop.is_set():
+                return
+            try:
+                response = await client.post(f"{base}/{step.action}", json=step.arguments, timeout=10)
+                response.raise_for_status()
+                logger.info("world: %s", step.says)
+            except httpx.HTTPError as error:
+                logger.warning("world: could not apply %r: %s", step.action, error)
+
+
+async def watch_children(demo: Demo, stop: asyncio.Event) -> None:
+    """End the demo when a child ends on its own: the demo would silently be half a system otherwise."""
+    while not stop.is_set():
+        ended = demo.supervisor.exited()
+        if ended:
+            for child in ended:
+                logger.error("%s exited with code %s; see %s", child.name, child.process.returncode, child.log_path)
+            stop.set()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=1)
+
+
+@contextlib.asynccontextmanager
+async def page_servers(demo: Demo) -> AsyncIterator[None]:
+    p = demo.ports
+    console = console_app(f"http://{HOST}:{p.public_http}")
+    dcim = dcim_app(f"http://{HOST}:{p.admin_http}")
+    async with (
+        serve_pages(console, sock=bind_socket(HOST, p.console)),
+        serve_pages(dcim, sock=bind_socket(HOST, p.dcim)),
+    ):
+        yield
+
+
+async def run_demo(demo: Demo, *, on_ready: Callable[[str], None]) -> int:
+    busy = [f"{name} ({port})" for name, port in demo.ports.all().items() if not port_is_free(HOST, port)]
+    if busy:
+        logger.error("these ports are taken, so the demo cannot start: %s", ", ".join(busy))
+        return 1
+    # The demo's own log says what it starts and what changes in the world, nothing per request.
+    for noisy in ("httpx", "uvicorn.error", "fleetctl.webapp"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        logger.info("starting PostgreSQL and seeding the demo fleet")
+        await asyncio.to_thread(demo.start_database)
+        logger.info("starting fleet-sim, both APIs and both workers")
+        await asyncio.to_thread(demo.start_processes)
+        async with page_servers(demo):
+            on_ready(demo.banner())
+            await asyncio.gather(play_world(demo, stop), watch_children(demo, stop), stop.wait())
+        return 0 if not demo.supervisor.exited() else 1
+    finally:
+        logger.info("stopping everything the demo started")
+        await asyncio.to_thread(demo.stop)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    state_dir = runtime_root(PROJECT) / "demo"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    demo = Demo(state_dir, seed=args.seed)
+    return asyncio.run(run_demo(demo, on_ready=lambda text: print(text, flush=True)))  # noqa: T201
 
 
 def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    subcommands.add_parser("demo", help="the whole system on embedded defaults (filled in by the demo issue)")
+    parser = subcommands.add_parser("demo", help="run the whole system on embedded defaults until Ctrl-C")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the demo fleet (default 0)")
+    parser.set_defaults(handler=_cmd_demo)

@@ -17,7 +17,12 @@ import orjson
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 
 # Attributes every LogRecord has; anything else on a record came from `extra` and is logged as a field.
-_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"message", "asctime", "taskName"}
+_STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",  # uvicorn's copy of the message with terminal colours
+}
 
 
 class JsonFormatter(logging.Formatter):
