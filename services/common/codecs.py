@@ -9,7 +9,7 @@ plain `fetch` needs no knowledge of proto defaults. Decoding is connectrpc's own
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 from connectrpc.codec import Codec
@@ -28,6 +28,40 @@ class CompactJsonCodec(ProtoJSONCodec[M]):
         return orjson.dumps(MessageToDict(message, always_print_fields_with_no_presence=True))
 
 
-def connect_codecs() -> list[Codec]:
-    """Binary protobuf first (the generated clients' default), then compact JSON (browsers, curl)."""
-    return [google_protobuf_binary_codec(), CompactJsonCodec()]
+class RememberLastEncoding:
+    """Wraps a codec so that encoding the very same message object again costs nothing.
+
+    For a service that answers many calls with one shared message (the public overview's cached
+    answer), each call would otherwise serialize the same object again, which for JSON is most of the
+    work of a call. Only the last message is remembered, by identity, together with a strong
+    reference to it (so its id cannot be reused). The contract: a message handed to `encode` is never
+    changed afterwards, which holds for a cached answer and for every fresh response.
+    """
+
+    def __init__(self, codec: Codec) -> None:
+        self._codec = codec
+        self._message: object = None
+        self._data = b""
+
+    def name(self) -> str:
+        return self._codec.name()
+
+    def encode(self, message: Any) -> bytes:
+        if message is not self._message:
+            data = self._codec.encode(message)
+            self._message, self._data = message, data
+        return self._data
+
+    def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
+        return self._codec.decode(data, message_class)
+
+
+def connect_codecs(*, remember_last: bool = False) -> list[Codec]:
+    """Binary protobuf first (the generated clients' default), then compact JSON (browsers, curl).
+
+    `remember_last` wraps both in `RememberLastEncoding`, for a service answering one shared message.
+    """
+    codecs: list[Codec] = [google_protobuf_binary_codec(), CompactJsonCodec()]
+    if remember_last:
+        return [RememberLastEncoding(codec) for codec in codecs]
+    return codecs

@@ -50,7 +50,14 @@ class OverviewApi(OverviewService):
 
 
 def connect_app(api: OverviewApi, stack: RequestStack) -> OverviewServiceASGIApplication:
-    """The Connect side of the service: binary and compact JSON, POST and GET, through the shared stack."""
+    """The Connect side of the service: binary and compact JSON, POST and GET, through the shared stack.
+
+    The codecs remember the last message they encoded: every call answers the same cached message
+    object, so it is serialized once per read instead of once per call.
+    """
     return OverviewServiceASGIApplication(
-        api, interceptors=[ConnectStackInterceptor(stack)], codecs=connect_codecs(), read_max_bytes=64 * 1024
+        api,
+        interceptors=[ConnectStackInterceptor(stack)],
+        codecs=connect_codecs(remember_last=True),
+        read_max_bytes=64 * 1024,
     )
