@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
@@ -19,8 +23,8 @@ from tests.fixtures.sim import SimUnderTest
 PROJECT = Path(__file__).resolve().parents[1]
 
 
-def run_once(database: TestDatabase, kubeconfig: Path) -> subprocess.CompletedProcess[str]:
-    env = {
+def worker_env(database: TestDatabase, kubeconfig: Path) -> dict[str, str]:
+    return {
         "PATH": os.environ.get("PATH", ""),
         "HOME": os.environ.get("HOME", "/tmp"),
         "DATABASE_URL": database.dsn("fun_cluster_worker"),
@@ -30,10 +34,13 @@ def run_once(database: TestDatabase, kubeconfig: Path) -> subprocess.CompletedPr
         "RECONCILE_INTERVAL": "120",
         "LOG_LEVEL": "warning",
     }
+
+
+def run_once(database: TestDatabase, kubeconfig: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "collector.main", "reconcile", "--once"],
         cwd=PROJECT,
-        env=env,
+        env=worker_env(database, kubeconfig),
         capture_output=True,
         text=True,
         timeout=120,
@@ -106,3 +113,47 @@ def test_reconcile_once_fails_and_records_nothing_when_the_garden_fails(
             " (SELECT count(*) FROM tenant.worker_heartbeats)"
         ).fetchone()
     assert counts == (0, 0, 0)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_worker_mode_reconcile_serves_health_and_metrics_and_stops_on_sigterm(
+    database: TestDatabase, world: Path, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = worker_env(database, world) | {"WORKER_MODE": "reconcile", "HEALTH_PORT": str(port)}
+    log_path = tmp_path / "worker.log"
+    with log_path.open("wb") as log:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "collector.main"], cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+    try:
+        metrics = ""
+        deadline = time.monotonic() + 60
+        # The process is another program: poll its endpoint until the first pass shows in /metrics.
+        while 'fleet_reconcile_passes_total{outcome="completed"} 1.0' not in metrics:
+            assert worker.poll() is None, log_path.read_text()
+            assert time.monotonic() < deadline, metrics
+            try:
+                metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert httpx.get(f"http://127.0.0.1:{port}/livez", timeout=2).status_code == 200
+        assert httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
+        assert 'fleet_reconcile_open_findings{kind="orphan_shoot"} 2.0' in metrics
+        assert "fleet_reconcile_shoots_listed" in metrics
+        with database.admin() as admin:
+            row = admin.execute(
+                "SELECT interval_seconds FROM tenant.worker_heartbeats WHERE loop = 'reconcile'"
+            ).fetchone()
+        assert row == (120,)
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait()
