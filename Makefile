@@ -58,9 +58,10 @@ check-gen: install
 pytest: install tools
 	scripts/test
 
-## tools: test tools that come from outside PyPI (helm, for the chart tests); best effort
+## tools: test tools that come from outside PyPI (helm for the chart tests, Chromium for the page tests); best effort
 tools:
 	scripts/fetch-helm
+	scripts/install-browser
 
 ## bench: the benchmark table of bench/ (not part of make test)
 bench: install

@@ -40,11 +40,25 @@ export function replace(parent, ...children) {
 
 // A table with a caption, a header row and one row per item; `columns` are {label, cell(item), numeric}.
 export function table(caption, columns, items, attributes = {}) {
-  const head = h("thead", {}, h("tr", {}, columns.map((c) => h("th", { scope: "col", class: c.numeric ? "num" : null }, c.label))));
+  const head = h(
+    "thead",
+    {},
+    h(
+      "tr",
+      {},
+      columns.map((c) => h("th", { scope: "col", class: c.numeric ? "num" : null }, c.label)),
+    ),
+  );
   const body = h(
     "tbody",
     {},
-    items.map((item) => h("tr", {}, columns.map((c) => h("td", { class: c.numeric ? "num" : null }, c.cell(item))))),
+    items.map((item) =>
+      h(
+        "tr",
+        {},
+        columns.map((c) => h("td", { class: c.numeric ? "num" : null }, c.cell(item))),
+      ),
+    ),
   );
   return h("table", attributes, caption ? h("caption", {}, caption) : null, head, body);
 }

@@ -49,6 +49,23 @@ export function formatDuration(seconds) {
   return restHours ? `${days} d ${restHours} h` : `${days} d`;
 }
 
+const dateFormat = new Intl.DateTimeFormat(LOCALE, {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  timeZone: "UTC",
+});
+
+// "Sep 4, 2024": a day is enough for creation and deletion dates in a table (UTC, so it is the same day
+// everywhere); the exact time is in the element's title.
+export function formatDate(iso) {
+  if (!iso) {
+    return "";
+  }
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? String(iso) : dateFormat.format(date);
+}
+
 export function formatTime(iso) {
   if (!iso) {
     return "";
@@ -62,7 +79,11 @@ export function timeElement(iso, text = null) {
   if (!iso) {
     return h("span", { class: "muted" }, "never");
   }
-  return h("time", { datetime: iso, title: iso }, text ?? formatTime(iso));
+  return h("time", { datetime: iso, title: formatTime(iso) }, text ?? formatTime(iso));
+}
+
+export function dateElement(iso) {
+  return iso ? timeElement(iso, formatDate(iso)) : "";
 }
 
 export function formatBytes(value) {

@@ -33,6 +33,9 @@ export async function fleet(method, message = {}) {
 export function pager(method, itemsKey, filters) {
   return async (pageToken) => {
     const answer = await fleet(method, { ...filters, pageSize: PAGE_SIZE, pageToken: pageToken ?? "" });
-    return { items: Array.isArray(answer[itemsKey]) ? answer[itemsKey] : [], nextPageToken: answer.nextPageToken ?? "" };
+    return {
+      items: Array.isArray(answer[itemsKey]) ? answer[itemsKey] : [],
+      nextPageToken: answer.nextPageToken ?? "",
+    };
   };
 }

@@ -8,7 +8,7 @@
 //   #/ledger?cluster=..&type=..&billable=yes|no&destroyed=1               the ledger (paged)
 //
 // Filters live in the fragment, so a view can be bookmarked, shared and left with the back button.
-// `document.body.dataset` carries `view` and `state` ("loading", "ready", "error", "signed-out"), which
+// `document.body.dataset` carries `route` (the fragment being shown), `view` and `state` ("loading", "ready", "error", "signed-out"), which
 // the browser tests wait on; a view that finishes after the person moved on is dropped.
 
 import { h, replace } from "/common/dom.js";
@@ -49,6 +49,7 @@ function resolve({ segments, params }) {
 }
 
 function setState(name, state) {
+  document.body.dataset.route = window.location.hash;
   document.body.dataset.view = name;
   document.body.dataset.state = state;
   view.setAttribute("aria-busy", state === "loading" ? "true" : "false");
@@ -88,7 +89,10 @@ async function route() {
   const target = resolve(parseRoute());
   if (!target) {
     markTab("");
-    replace(view, h("p", { class: "notice bad" }, "There is no such page here. ", h("a", { href: "#/summary" }, "Summary")));
+    replace(
+      view,
+      h("p", { class: "notice bad" }, "There is no such page here. ", h("a", { href: "#/summary" }, "Summary")),
+    );
     setState("unknown", "error");
     return;
   }

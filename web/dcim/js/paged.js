@@ -22,7 +22,13 @@ export async function pagedTable({ id, caption, noun, columns, fetchPage, emptyT
   const addRows = (items) => {
     for (const item of items) {
       const attributes = rowAttributes ? rowAttributes(item) : {};
-      body.append(h("tr", attributes, columns.map((c) => h("td", { class: c.numeric ? "num" : null }, c.cell(item)))));
+      body.append(
+        h(
+          "tr",
+          attributes,
+          columns.map((c) => h("td", { class: c.numeric ? "num" : null }, c.cell(item))),
+        ),
+      );
     }
     shown += items.length;
   };
@@ -74,7 +80,11 @@ export async function pagedTable({ id, caption, noun, columns, fetchPage, emptyT
   const head = h(
     "thead",
     {},
-    h("tr", {}, columns.map((c) => h("th", { scope: "col", class: c.numeric ? "num" : null }, c.label))),
+    h(
+      "tr",
+      {},
+      columns.map((c) => h("th", { scope: "col", class: c.numeric ? "num" : null }, c.label)),
+    ),
   );
   return append(container, [h("table", {}, h("caption", {}, caption), head, body), status, actions]);
 }

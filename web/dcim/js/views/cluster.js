@@ -12,14 +12,22 @@ function facts(id, pairs) {
   return h(
     "dl",
     { class: "facts", id },
-    pairs.filter(Boolean).map(([term, value]) => [h("dt", {}, term), h("dd", {}, value === "" || value === undefined ? "—" : value)]),
+    pairs
+      .filter(Boolean)
+      .map(([term, value]) => [h("dt", {}, term), h("dd", {}, value === "" || value === undefined ? "—" : value)]),
   );
 }
 
 function overview(c) {
   return facts("cluster-facts", [
-    ["Organization", h("a", { href: href("/clusters", { org: c.organizationId, orgName: c.organizationName }) }, `${c.organizationAlias || c.organizationName} (${c.organizationName})`)],
-    ["Status", statusBadge(c.status)],
+    [
+      "Organization",
+      h(
+        "a",
+        { href: href("/clusters", { org: c.organizationId, orgName: c.organizationName }) },
+        `${c.organizationAlias || c.organizationName} (${c.organizationName})`,
+      ),
+    ],
     ["Region", c.region],
     ["Kubernetes (database)", c.kubernetesVersion],
     ["Kubernetes (shoot)", c.observedKubernetesVersion || h("span", { class: "muted" }, "no live shoot known")],
@@ -36,14 +44,25 @@ function snapshot(c) {
     return h("p", { class: "muted", id: "cluster-snapshot" }, "Never collected.");
   }
   return [
-    c.stale ? h("p", { class: "notice warn", id: "stale-notice" }, "This snapshot is stale: older than three inventory intervals.") : null,
+    c.stale
+      ? h(
+          "p",
+          { class: "notice warn", id: "stale-notice" },
+          "This snapshot is stale: older than three inventory intervals.",
+        )
+      : null,
     facts("cluster-snapshot", [
       ["Observed", [timeElement(s.observed), ` (${formatDuration(s.ageSeconds)} ago)`]],
       ["Nodes", `${formatCount(s.readyNodes)} ready of ${formatCount(s.nodes)}`],
       ["Pods", `${formatCount(s.pods)} of ${formatCount(s.allocatablePods)} allocatable`],
       ["Allocatable CPU", formatMillicores(s.cpuAllocatableMillicores)],
       ["Allocatable memory", formatBytes(s.memoryAllocatableBytes)],
-      s.lastError ? ["Last collection error", h("span", { class: "bad-text" }, s.lastError, " (", timeElement(s.lastErrorAt), ")")] : null,
+      s.lastError
+        ? [
+            "Last collection error",
+            h("span", { class: "bad-text" }, s.lastError, " (", timeElement(s.lastErrorAt), ")"),
+          ]
+        : null,
     ]),
   ];
 }
@@ -66,8 +85,15 @@ const poolColumns = [
   { label: "Node pool", cell: (p) => p.name },
   { label: "Machine type", cell: (p) => p.machineType },
   { label: "Autoscaler", numeric: true, cell: (p) => `${formatCount(p.autoscaleMin)}–${formatCount(p.autoscaleMax)}` },
-  { label: "Nodes (ready)", numeric: true, cell: (p) => (p.snapshot ? `${formatCount(p.snapshot.readyNodes)} / ${formatCount(p.snapshot.nodes)}` : "—") },
-  { label: "Observed", cell: (p) => (p.snapshot ? timeElement(p.snapshot.observed) : h("span", { class: "muted" }, "never")) },
+  {
+    label: "Nodes (ready)",
+    numeric: true,
+    cell: (p) => (p.snapshot ? `${formatCount(p.snapshot.readyNodes)} / ${formatCount(p.snapshot.nodes)}` : "—"),
+  },
+  {
+    label: "Observed",
+    cell: (p) => (p.snapshot ? timeElement(p.snapshot.observed) : h("span", { class: "muted" }, "never")),
+  },
 ];
 
 const projectColumns = [
@@ -80,7 +106,10 @@ const namespaceColumns = [
   { label: "Project", cell: (n) => n.projectName },
   { label: "Namespace", cell: (n) => n.name },
   { label: "Pods", numeric: true, cell: (n) => (n.snapshot ? formatCount(n.snapshot.pods) : "—") },
-  { label: "Observed", cell: (n) => (n.snapshot ? timeElement(n.snapshot.observed) : h("span", { class: "muted" }, "never")) },
+  {
+    label: "Observed",
+    cell: (n) => (n.snapshot ? timeElement(n.snapshot.observed) : h("span", { class: "muted" }, "never")),
+  },
 ];
 
 const ledgerColumns = [
@@ -92,7 +121,9 @@ const ledgerColumns = [
 function section(title, id, items, columns, emptyText) {
   return [
     h("h2", { id: `${id}-title` }, title),
-    items.length ? table(null, columns, items, { id, "aria-labelledby": `${id}-title` }) : h("p", { class: "muted", id }, emptyText),
+    items.length
+      ? table(null, columns, items, { id, "aria-labelledby": `${id}-title` })
+      : h("p", { class: "muted", id }, emptyText),
   ];
 }
 
@@ -102,7 +133,14 @@ export async function clusterView(id) {
   const findings = answer.openFindings ?? [];
   return [
     h("p", { class: "breadcrumbs" }, h("a", { href: "#/clusters" }, "Clusters"), " › ", c.name),
-    h("h1", { id: "cluster-name" }, c.name, " ", statusBadge(c.status), c.deleted ? [" ", badge("deleted", "neutral")] : null),
+    h(
+      "h1",
+      { id: "cluster-name" },
+      c.name,
+      " ",
+      statusBadge(c.status),
+      c.deleted ? [" ", badge("deleted", "neutral")] : null,
+    ),
     overview(c),
     h("h2", {}, "Latest snapshot"),
     snapshot(c),
@@ -112,7 +150,21 @@ export async function clusterView(id) {
     section("Projects", "projects", answer.projects ?? [], projectColumns, "No live projects."),
     section("Namespaces", "namespaces", answer.namespaces ?? [], namespaceColumns, "No live namespaces."),
     section("Open drift findings", "cluster-findings", findings, findingColumns(), "No open drift findings."),
-    section("Ledger", "ledger-counts", answer.ledger ?? [], ledgerColumns, "The ledger has no active rows for this cluster."),
-    h("p", {}, h("a", { href: href("/ledger", { cluster: c.id, clusterName: c.name }), id: "ledger-link" }, "Every ledger row of this cluster")),
+    section(
+      "Ledger",
+      "ledger-counts",
+      answer.ledger ?? [],
+      ledgerColumns,
+      "The ledger has no active rows for this cluster.",
+    ),
+    h(
+      "p",
+      {},
+      h(
+        "a",
+        { href: href("/ledger", { cluster: c.id, clusterName: c.name }), id: "ledger-link" },
+        "Every ledger row of this cluster",
+      ),
+    ),
   ];
 }

@@ -19,7 +19,10 @@ export function clusterColumns({ showOrganization = true } = {}) {
           cell: (c) =>
             h(
               "a",
-              { href: href("/clusters", { org: c.organizationId, orgName: c.organizationName }), title: c.organizationName },
+              {
+                href: href("/clusters", { org: c.organizationId, orgName: c.organizationName }),
+                title: c.organizationName,
+              },
               c.organizationAlias || c.organizationName,
             ),
         }
@@ -27,7 +30,11 @@ export function clusterColumns({ showOrganization = true } = {}) {
     { label: "Region", cell: (c) => c.region },
     { label: "Status", cell: (c) => statusBadge(c.status) },
     { label: "Kubernetes", cell: versionCell },
-    { label: "Nodes (ready)", numeric: true, cell: (c) => (c.snapshot ? `${formatCount(c.snapshot.readyNodes)} / ${formatCount(c.snapshot.nodes)}` : "—") },
+    {
+      label: "Nodes (ready)",
+      numeric: true,
+      cell: (c) => (c.snapshot ? `${formatCount(c.snapshot.readyNodes)} / ${formatCount(c.snapshot.nodes)}` : "—"),
+    },
     { label: "Pods", numeric: true, cell: (c) => (c.snapshot ? formatCount(c.snapshot.pods) : "—") },
     { label: "Snapshot", cell: snapshotCell },
     {
@@ -35,7 +42,11 @@ export function clusterColumns({ showOrganization = true } = {}) {
       numeric: true,
       cell: (c) =>
         count(c.openDriftFindings) > 0
-          ? h("a", { href: href("/drift", { cluster: c.id, clusterName: c.name }), class: "bad-text" }, formatCount(c.openDriftFindings))
+          ? h(
+              "a",
+              { href: href("/drift", { cluster: c.id, clusterName: c.name }), class: "bad-text" },
+              formatCount(c.openDriftFindings),
+            )
           : "0",
     },
   ].filter(Boolean);
@@ -46,13 +57,23 @@ function versionCell(c) {
   if (!observed || observed === c.kubernetesVersion) {
     return c.kubernetesVersion;
   }
-  return [c.kubernetesVersion, " ", h("span", { class: "warn-text", title: "the shoot runs another version than the database holds" }, `(shoot ${observed})`)];
+  return [
+    c.kubernetesVersion,
+    " ",
+    h(
+      "span",
+      { class: "warn-text", title: "the shoot runs another version than the database holds" },
+      `(shoot ${observed})`,
+    ),
+  ];
 }
 
 function snapshotCell(c) {
   const parts = [];
   if (c.snapshot && c.snapshot.observed) {
-    parts.push(h("span", { class: "age" }, timeElement(c.snapshot.observed, `${formatDuration(c.snapshot.ageSeconds)} ago`)));
+    parts.push(
+      h("span", { class: "age" }, timeElement(c.snapshot.observed, `${formatDuration(c.snapshot.ageSeconds)} ago`)),
+    );
   } else {
     parts.push(h("span", { class: "muted" }, "never collected"));
   }
@@ -60,7 +81,13 @@ function snapshotCell(c) {
     parts.push(" ", badge("stale", "warn", { dataset: { flag: "stale" } }));
   }
   if (c.snapshot && c.snapshot.lastError) {
-    parts.push(h("div", { class: "bad-text last-error", title: c.snapshot.lastError }, `Last collection failed: ${c.snapshot.lastError}`));
+    parts.push(
+      h(
+        "div",
+        { class: "bad-text last-error", title: c.snapshot.lastError },
+        `Last collection failed: ${c.snapshot.lastError}`,
+      ),
+    );
   }
   return parts;
 }
@@ -76,16 +103,36 @@ function filtersForm(params) {
       { class: "statuses" },
       h("legend", {}, "Status"),
       STATUSES.map(([status, label]) =>
-        h("label", {}, h("input", { type: "checkbox", name: "status", value: status, checked: selected.has(status) }), ` ${label}`),
+        h(
+          "label",
+          {},
+          h("input", { type: "checkbox", name: "status", value: status, checked: selected.has(status) }),
+          ` ${label}`,
+        ),
       ),
     ),
     h(
       "fieldset",
       {},
       h("legend", {}, "Show only"),
-      h("label", {}, h("input", { type: "checkbox", name: "attention", value: "1", checked: params.get("attention") === "1" }), " needing attention"),
-      h("label", {}, h("input", { type: "checkbox", name: "stale", value: "1", checked: params.get("stale") === "1" }), " stale"),
-      h("label", {}, h("input", { type: "checkbox", name: "deleted", value: "1", checked: params.get("deleted") === "1" }), " include deleted"),
+      h(
+        "label",
+        {},
+        h("input", { type: "checkbox", name: "attention", value: "1", checked: params.get("attention") === "1" }),
+        " needing attention",
+      ),
+      h(
+        "label",
+        {},
+        h("input", { type: "checkbox", name: "stale", value: "1", checked: params.get("stale") === "1" }),
+        " stale",
+      ),
+      h(
+        "label",
+        {},
+        h("input", { type: "checkbox", name: "deleted", value: "1", checked: params.get("deleted") === "1" }),
+        " include deleted",
+      ),
     ),
     h(
       "fieldset",
@@ -95,7 +142,10 @@ function filtersForm(params) {
       h("input", { type: "text", id: "region-filter", name: "region", value: params.get("region") ?? "", size: 16 }),
       " ",
       params.get("org")
-        ? chip(`Organization: ${params.get("orgName") || params.get("org")}`, href("/clusters", { ...current, org: "", orgName: "" }))
+        ? chip(
+            `Organization: ${params.get("orgName") || params.get("org")}`,
+            href("/clusters", { ...current, org: "", orgName: "" }),
+          )
         : h("span", { class: "muted" }, "Organization: pick one from the list or the organizations page."),
       h("input", { type: "hidden", name: "org", value: params.get("org") ?? "" }),
       h("input", { type: "hidden", name: "orgName", value: params.get("orgName") ?? "" }),

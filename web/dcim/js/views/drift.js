@@ -22,18 +22,28 @@ function detailsCell(details) {
   return h(
     "dl",
     { class: "details" },
-    entries.map(([key, value]) => [h("dt", {}, key), h("dd", {}, typeof value === "string" ? value : JSON.stringify(value))]),
+    entries.map(([key, value]) => [
+      h("dt", {}, key),
+      h("dd", {}, typeof value === "string" ? value : JSON.stringify(value)),
+    ]),
   );
 }
 
 export function findingColumns() {
   return [
     { label: "Kind", cell: (f) => h("span", { class: "kind", dataset: { kind: f.kind ?? "" } }, kindLabel(f.kind)) },
-    { label: "Cluster", cell: (f) => (f.clusterId ? clusterLink(f.clusterId, f.clusterName) : h("span", { class: "muted" }, "no cluster")) },
+    {
+      label: "Cluster",
+      cell: (f) =>
+        f.clusterId ? clusterLink(f.clusterId, f.clusterName) : h("span", { class: "muted" }, "no cluster"),
+    },
     { label: "Organization", cell: (f) => f.organizationName || h("span", { class: "muted" }, "unknown") },
     {
       label: "Shoot",
-      cell: (f) => (f.shootUid ? [f.shootNamespace ? `${f.shootNamespace}/` : "", f.shootName || h("code", {}, f.shootUid)] : h("span", { class: "muted" }, "none")),
+      cell: (f) =>
+        f.shootUid
+          ? [f.shootNamespace ? `${f.shootNamespace}/` : "", f.shootName || h("code", {}, f.shootUid)]
+          : h("span", { class: "muted" }, "none"),
     },
     { label: "Subject", cell: (f) => h("code", {}, f.subject ?? "") },
     { label: "Details", cell: (f) => detailsCell(f.details) },
@@ -55,14 +65,27 @@ function filters(params) {
   });
   return h(
     "form",
-    { id: "drift-filters", class: "filters", "aria-label": "Filter drift findings", onsubmit: (event) => event.preventDefault() },
+    {
+      id: "drift-filters",
+      class: "filters",
+      "aria-label": "Filter drift findings",
+      onsubmit: (event) => event.preventDefault(),
+    },
     h("label", { for: "kind-filter" }, "Kind "),
     select,
     " ",
-    params.get("org") ? chip(`Organization: ${params.get("orgName") || params.get("org")}`, href("/drift", { ...current, org: "", orgName: "" })) : null,
+    params.get("org")
+      ? chip(
+          `Organization: ${params.get("orgName") || params.get("org")}`,
+          href("/drift", { ...current, org: "", orgName: "" }),
+        )
+      : null,
     " ",
     params.get("cluster")
-      ? chip(`Cluster: ${params.get("clusterName") || params.get("cluster")}`, href("/drift", { ...current, cluster: "", clusterName: "" }))
+      ? chip(
+          `Cluster: ${params.get("clusterName") || params.get("cluster")}`,
+          href("/drift", { ...current, cluster: "", clusterName: "" }),
+        )
       : null,
   );
 }
@@ -83,7 +106,11 @@ export async function driftView(params) {
   });
   return [
     h("h1", {}, "Drift"),
-    h("p", { class: "lead" }, "Disagreements between the database and Gardener that the reconcile loop found and that are still open, oldest first."),
+    h(
+      "p",
+      { class: "lead" },
+      "Disagreements between the database and Gardener that the reconcile loop found and that are still open, oldest first.",
+    ),
     filters(params),
     list,
   ];

@@ -14,12 +14,15 @@ const columns = [
   { label: "Cluster", cell: (r) => clusterLink(r.clusterId, r.clusterName) },
   { label: "Organization", cell: (r) => r.organizationName ?? "" },
   { label: "Type", cell: (r) => h("code", {}, r.resourceType ?? "") },
-  { label: "Name", cell: (r) => (r.namespace ? `${r.namespace}/${r.name ?? ""}` : r.name ?? "") },
+  { label: "Name", cell: (r) => (r.namespace ? `${r.namespace}/${r.name ?? ""}` : (r.name ?? "")) },
   { label: "Cloud id", cell: (r) => h("code", { class: "resource-id" }, r.resourceId ?? "") },
   { label: "Billable", cell: (r) => (r.billable ? badge("billable", "warn") : h("span", { class: "muted" }, "no")) },
   { label: "Created", cell: (r) => timeElement(r.created) },
   { label: "Last seen", cell: (r) => timeElement(r.lastSeen) },
-  { label: "Destroyed", cell: (r) => (r.destroyed ? timeElement(r.destroyed) : h("span", { class: "muted" }, "active")) },
+  {
+    label: "Destroyed",
+    cell: (r) => (r.destroyed ? timeElement(r.destroyed) : h("span", { class: "muted" }, "active")),
+  },
 ];
 
 function filters(params) {
@@ -37,16 +40,31 @@ function filters(params) {
     h("option", { value: "yes", selected: params.get("billable") === "yes" }, "Billable only"),
     h("option", { value: "no", selected: params.get("billable") === "no" }, "Not billable only"),
   );
-  const destroyed = h("input", { type: "checkbox", id: "destroyed-filter", name: "destroyed", checked: params.get("destroyed") === "1" });
+  const destroyed = h("input", {
+    type: "checkbox",
+    id: "destroyed-filter",
+    name: "destroyed",
+    checked: params.get("destroyed") === "1",
+  });
   const apply = () => {
-    window.location.hash = href("/ledger", { ...current, type: type.value, billable: billable.value, destroyed: destroyed.checked });
+    window.location.hash = href("/ledger", {
+      ...current,
+      type: type.value,
+      billable: billable.value,
+      destroyed: destroyed.checked,
+    });
   };
   for (const control of [type, billable, destroyed]) {
     control.addEventListener("change", apply);
   }
   return h(
     "form",
-    { id: "ledger-filters", class: "filters", "aria-label": "Filter the ledger", onsubmit: (event) => event.preventDefault() },
+    {
+      id: "ledger-filters",
+      class: "filters",
+      "aria-label": "Filter the ledger",
+      onsubmit: (event) => event.preventDefault(),
+    },
     h("label", { for: "type-filter" }, "Type "),
     type,
     " ",
@@ -56,7 +74,10 @@ function filters(params) {
     h("label", {}, destroyed, " include destroyed"),
     " ",
     params.get("cluster")
-      ? chip(`Cluster: ${params.get("clusterName") || params.get("cluster")}`, href("/ledger", { ...current, cluster: "", clusterName: "" }))
+      ? chip(
+          `Cluster: ${params.get("clusterName") || params.get("cluster")}`,
+          href("/ledger", { ...current, cluster: "", clusterName: "" }),
+        )
       : null,
   );
 }
@@ -78,11 +99,18 @@ export async function ledgerView(params) {
     columns,
     fetchPage: pager("ListInfrastructureResources", "resources", request),
     emptyText: "No ledger row matches these filters.",
-    rowAttributes: (r) => ({ dataset: { resourceType: r.resourceType ?? "" }, class: r.destroyed ? "destroyed" : null }),
+    rowAttributes: (r) => ({
+      dataset: { resourceType: r.resourceType ?? "" },
+      class: r.destroyed ? "destroyed" : null,
+    }),
   });
   return [
     h("h1", {}, "Ledger"),
-    h("p", { class: "lead" }, "Infrastructure the inventory saw in each cluster, whoever created it: one row per lifetime of a resource."),
+    h(
+      "p",
+      { class: "lead" },
+      "Infrastructure the inventory saw in each cluster, whoever created it: one row per lifetime of a resource.",
+    ),
     filters(params),
     list,
   ];

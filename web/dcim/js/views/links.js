@@ -27,10 +27,18 @@ export function paramsObject(params) {
 }
 
 export function clusterLink(id, name) {
-  return id ? h("a", { href: href(`/clusters/${encodeURIComponent(id)}`), class: "cluster-link" }, name || id) : h("span", { class: "muted" }, name || "unknown");
+  return id
+    ? h("a", { href: href(`/clusters/${encodeURIComponent(id)}`), class: "cluster-link" }, name || id)
+    : h("span", { class: "muted" }, name || "unknown");
 }
 
 // A filter that is set, with a link that removes it.
 export function chip(label, removeHref) {
-  return h("span", { class: "chip" }, label, " ", h("a", { href: removeHref, "aria-label": `Remove filter: ${label}` }, "✕"));
+  return h(
+    "span",
+    { class: "chip" },
+    label,
+    " ",
+    h("a", { href: removeHref, "aria-label": `Remove filter: ${label}` }, "✕"),
+  );
 }

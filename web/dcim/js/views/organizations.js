@@ -1,7 +1,7 @@
 // Organizations: every organization but the system one, listed publicly or not (ListOrganizations).
 
 import { h } from "/common/dom.js";
-import { count, formatCount, timeElement } from "/common/format.js";
+import { count, dateElement, formatCount } from "/common/format.js";
 import { pager } from "../api.js";
 import { badge } from "../labels.js";
 import { pagedTable } from "../paged.js";
@@ -10,7 +10,10 @@ import { href } from "./links.js";
 const columns = [
   {
     label: "Organization",
-    cell: (org) => [h("span", { class: "primary" }, org.alias || org.name), h("span", { class: "secondary muted" }, org.name)],
+    cell: (org) => [
+      h("span", { class: "primary" }, org.alias || org.name),
+      h("span", { class: "secondary muted" }, org.name),
+    ],
   },
   {
     label: "Listed",
@@ -30,11 +33,15 @@ const columns = [
     numeric: true,
     cell: (org) =>
       count(org.clustersNeedingAttention) > 0
-        ? h("a", { href: href("/clusters", { org: org.id, orgName: org.name, attention: true }), class: "bad-text" }, formatCount(org.clustersNeedingAttention))
+        ? h(
+            "a",
+            { href: href("/clusters", { org: org.id, orgName: org.name, attention: true }), class: "bad-text" },
+            formatCount(org.clustersNeedingAttention),
+          )
         : "0",
   },
-  { label: "Created", cell: (org) => timeElement(org.created) },
-  { label: "Deleted", cell: (org) => (org.deleted ? timeElement(org.deleted) : "") },
+  { label: "Created", cell: (org) => dateElement(org.created) },
+  { label: "Deleted", cell: (org) => dateElement(org.deleted) },
 ];
 
 export async function organizationsView() {
@@ -47,5 +54,9 @@ export async function organizationsView() {
     emptyText: "There are no organizations yet.",
     rowAttributes: (org) => ({ dataset: { organization: org.name ?? "" }, class: org.deleted ? "deleted" : null }),
   });
-  return [h("h1", {}, "Organizations"), h("p", { class: "lead" }, "Every organization on the platform, listed publicly or not, live or deleted."), list];
+  return [
+    h("h1", {}, "Organizations"),
+    h("p", { class: "lead" }, "Every organization on the platform, listed publicly or not, live or deleted."),
+    list,
+  ];
 }

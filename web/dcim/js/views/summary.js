@@ -40,7 +40,12 @@ export function loopHealth(loop) {
 
 function freshness(loops) {
   const byName = new Map(loops.map((loop) => [loop.loop, loop]));
-  const rows = LOOPS.map(([name, label]) => ({ name, label, loop: byName.get(name), health: loopHealth(byName.get(name)) }));
+  const rows = LOOPS.map(([name, label]) => ({
+    name,
+    label,
+    loop: byName.get(name),
+    health: loopHealth(byName.get(name)),
+  }));
   const warnings = rows
     .filter((row) => row.health.state !== "ok")
     .map((row) =>
@@ -59,7 +64,8 @@ function freshness(loops) {
     { label: "Age", cell: (row) => (row.loop ? formatDuration(row.loop.ageSeconds) : "—"), numeric: true },
     {
       label: "State",
-      cell: (row) => badge(row.health.text, row.health.state === "ok" ? "ok" : "bad", { dataset: { loopState: row.health.state } }),
+      cell: (row) =>
+        badge(row.health.text, row.health.state === "ok" ? "ok" : "bad", { dataset: { loopState: row.health.state } }),
     },
   ];
   const rendered = table("Freshness of the worker loops", columns, rows, { id: "freshness" });
@@ -73,8 +79,14 @@ export async function summaryView() {
   const s = await fleet("GetFleetSummary");
   const statuses = new Map((s.clustersByStatus ?? []).map((entry) => [entry.status, count(entry.clusters)]));
   const kinds = new Map((s.openFindingsByKind ?? []).map((entry) => [entry.kind, count(entry.findings)]));
-  const statusRows = STATUSES.filter(([status]) => statuses.has(status)).map(([status]) => ({ status, clusters: statuses.get(status) }));
-  const kindRows = DRIFT_KINDS.filter(([kind]) => kinds.has(kind)).map(([kind]) => ({ kind, findings: kinds.get(kind) }));
+  const statusRows = STATUSES.filter(([status]) => statuses.has(status)).map(([status]) => ({
+    status,
+    clusters: statuses.get(status),
+  }));
+  const kindRows = DRIFT_KINDS.filter(([kind]) => kinds.has(kind)).map(([kind]) => ({
+    kind,
+    findings: kinds.get(kind),
+  }));
   const openFindings = kindRows.reduce((sum, row) => sum + row.findings, 0);
 
   return [
@@ -83,7 +95,12 @@ export async function summaryView() {
     h(
       "ul",
       { class: "cards", id: "summary-cards" },
-      card("organizations", "Organizations", formatCount(s.organizations), `${formatCount(s.organizationsListed)} listed publicly`),
+      card(
+        "organizations",
+        "Organizations",
+        formatCount(s.organizations),
+        `${formatCount(s.organizationsListed)} listed publicly`,
+      ),
       card("clusters", "Clusters", formatCount(s.clusters), `${formatCount(s.clustersReady)} ready`),
       card("projects", "Projects", formatCount(s.projects)),
       card("namespaces", "Namespaces", formatCount(s.namespaces)),
@@ -101,17 +118,32 @@ export async function summaryView() {
         h("a", { href: href("/clusters", { attention: true }) }, formatCount(s.clustersNeedingAttention)),
         "unhealthy, in error or lost",
       ),
-      card("stale", "Stale clusters", h("a", { href: href("/clusters", { stale: true }) }, formatCount(s.clustersStale)), "snapshot older than 3 inventory intervals"),
+      card(
+        "stale",
+        "Stale clusters",
+        h("a", { href: href("/clusters", { stale: true }) }, formatCount(s.clustersStale)),
+        "snapshot older than 3 inventory intervals",
+      ),
       card("drift", "Open drift findings", h("a", { href: href("/drift") }, formatCount(openFindings))),
     ),
-    h("p", { class: "muted", id: "read" }, "Read ", timeElement(s.read), ". Node, pod and capacity totals count ready clusters only."),
+    h(
+      "p",
+      { class: "muted", id: "read" },
+      "Read ",
+      timeElement(s.read),
+      ". Node, pod and capacity totals count ready clusters only.",
+    ),
     h("h2", {}, "Clusters by status"),
     statusRows.length
       ? table(
           null,
           [
             { label: "Status", cell: (row) => statusBadge(row.status) },
-            { label: "Clusters", cell: (row) => h("a", { href: href("/clusters", { status: row.status }) }, formatCount(row.clusters)), numeric: true },
+            {
+              label: "Clusters",
+              cell: (row) => h("a", { href: href("/clusters", { status: row.status }) }, formatCount(row.clusters)),
+              numeric: true,
+            },
           ],
           statusRows,
           { id: "clusters-by-status" },
@@ -122,8 +154,15 @@ export async function summaryView() {
       ? table(
           null,
           [
-            { label: "Kind", cell: (row) => kindLabel(row.kind) },
-            { label: "Findings", cell: (row) => h("a", { href: href("/drift", { kind: row.kind }) }, formatCount(row.findings)), numeric: true },
+            {
+              label: "Kind",
+              cell: (row) => h("span", { class: "kind", dataset: { kind: row.kind } }, kindLabel(row.kind)),
+            },
+            {
+              label: "Findings",
+              cell: (row) => h("a", { href: href("/drift", { kind: row.kind }) }, formatCount(row.findings)),
+              numeric: true,
+            },
           ],
           kindRows,
           { id: "findings-by-kind" },
