@@ -80,9 +80,17 @@ class SimServer:
 
     async def stop(self) -> None:
         self.sim.faults.clear()  # release hanging requests so shutdown does not wait for them
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        # Idle keep-alive TLS connections would wait for the client's close_notify (30 s) and leak
+        # their sockets when the loop closes; a simulator can simply drop them.
+        if runner.server is not None:
+            for connection in list(runner.server.connections):
+                if connection.transport is not None:
+                    connection.transport.abort()
+        await runner.cleanup()
+        await asyncio.sleep(0)  # let the aborted transports run their connection_lost
 
     def _write_state(self) -> None:
         if self.state_dir is None:

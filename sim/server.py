@@ -173,10 +173,13 @@ class SimApp:
         if second is None:
             return web.Response(status=reply.status, body=first, headers=headers)
         response = web.StreamResponse(status=reply.status, headers=headers)
-        await response.prepare(request)
-        await response.write(first)
-        await response.write(second)
-        for chunk in chunks:
-            await response.write(chunk)
-        await response.write_eof()
+        try:
+            await response.prepare(request)
+            await response.write(first)
+            await response.write(second)
+            for chunk in chunks:
+                await response.write(chunk)
+            await response.write_eof()
+        except ConnectionResetError:  # the client gave up (its timeout): nothing left to send it
+            logger.debug("client went away mid-list", extra={"path": request.path})
         return response

@@ -1,0 +1,82 @@
+"""Typed wrappers of `sim/poller.sql`: one async function per named query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import class_row
+
+from services.common.db import load_queries
+
+QUERIES = load_queries(Path(__file__).with_name("poller.sql"))
+DatabaseError = psycopg.Error
+
+
+async def connect(dsn: str) -> psycopg.AsyncConnection[Any]:
+    """A connection of the poller's own (it runs once a round; no pool needed)."""
+    return await psycopg.AsyncConnection.connect(dsn, application_name="fleet-sim-status-poller")
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterStatusRow:
+    cluster_id: UUID
+    deleted: bool
+    has_state: bool
+    ever_completed: bool
+    shoot_status: str | None
+    shoot_operation: str | None
+    shoot_message: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StatusWrite:
+    cluster_id: UUID
+    shoot_status: str
+    shoot_operation: str | None
+    shoot_message: str
+    insert: bool  # the cluster has no sync state row yet
+    sync_status: str = "pending"  # only for an inserted row
+    first_completed: datetime | None = None  # only for an inserted row
+
+
+async def clusters_with_status(conn: psycopg.AsyncConnection[Any]) -> list[ClusterStatusRow]:
+    async with conn.cursor(row_factory=class_row(ClusterStatusRow)) as cur:
+        await cur.execute(QUERIES["clusters_with_status"].sql)
+        return await cur.fetchall()
+
+
+async def write_statuses(conn: psycopg.AsyncConnection[Any], writes: list[StatusWrite], *, now: datetime) -> None:
+    updates = [
+        {
+            "cluster_id": w.cluster_id,
+            "shoot_status": w.shoot_status,
+            "shoot_operation": w.shoot_operation,
+            "shoot_message": w.shoot_message,
+            "now": now,
+        }
+        for w in writes
+        if not w.insert
+    ]
+    inserts = [
+        {
+            "cluster_id": w.cluster_id,
+            "sync_status": w.sync_status,
+            "first_completed": w.first_completed,
+            "shoot_status": w.shoot_status,
+            "shoot_operation": w.shoot_operation,
+            "shoot_message": w.shoot_message,
+            "now": now,
+        }
+        for w in writes
+        if w.insert
+    ]
+    async with conn.cursor() as cur:
+        if updates:
+            await cur.executemany(QUERIES["update_shoot_status"].sql, updates)
+        if inserts:
+            await cur.executemany(QUERIES["insert_sync_state"].sql, inserts)

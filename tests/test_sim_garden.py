@@ -1,0 +1,315 @@
+"""fleet-sim's garden against the official client: shoots, selectors, paging, kubeconfig subresources."""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+from kubernetes import client as kubernetes_client
+from kubernetes.client.exceptions import ApiException
+
+from services.common.naming import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL, worker_name
+from tests.fixtures.sim import SimUnderTest, status_body
+
+# The client's models declare almost every field Optional, and raw (`_preload_content=False`)
+# answers are typed as models; these tests read both as a client does, so the client is untyped here.
+client: Any = kubernetes_client
+
+GROUP, VERSION = "core.gardener.cloud", "v1beta1"
+
+
+def list_shoots(api: kubernetes_client.ApiClient, **kwargs: Any) -> dict[str, Any]:
+    result: dict[str, Any] = client.CustomObjectsApi(api).list_cluster_custom_object(GROUP, VERSION, "shoots", **kwargs)
+    return result
+
+
+def post_subresource(
+    api: kubernetes_client.ApiClient, namespace: str, name: str, sub: str, body: Any
+) -> tuple[int, Any]:
+    """POST a kubeconfig request the way Gardener's docs show for the Python client (param_serialize + call_api).
+
+    `call_api` returns the raw answer whatever its status (only the typed wrappers raise ApiException).
+    """
+    method, url, headers, payload, post = api.param_serialize(
+        "POST",
+        f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/shoots/{name}/{sub}",
+        header_params={"Content-Type": "application/json", "Accept": "application/json"},
+        body=body,
+        auth_settings=["BearerToken"],
+    )
+    response: Any = api.call_api(method, url, headers, payload, post, _request_timeout=10)
+    response.read()
+    return response.status, orjson.loads(response.data)
+
+
+def kubeconfig_request(kind: str, seconds: int | None) -> dict[str, Any]:
+    spec = {} if seconds is None else {"expirationSeconds": seconds}
+    return {"apiVersion": "authentication.gardener.cloud/v1alpha1", "kind": kind, "spec": spec}
+
+
+def test_every_shoot_of_the_fleet_is_listed_with_its_labels_and_spec(sim: SimUnderTest) -> None:
+    shoots = list_shoots(sim.garden_client())
+    assert shoots["kind"] == "ShootList"
+    listed = {(s["metadata"]["namespace"], s["metadata"]["name"]): s for s in shoots["items"]}
+    assert set(listed) == {(f"garden-{s.project}", s.name) for s in sim.fleet.shoots}
+    for spec in sim.fleet.shoots:
+        shoot = listed[(f"garden-{spec.project}", spec.name)]
+        assert shoot["metadata"]["uid"] == str(spec.uid)
+        assert shoot["metadata"]["labels"][CLUSTER_ID_LABEL] == spec.cluster_label
+        assert shoot["metadata"]["labels"][ORGANIZATION_ID_LABEL] == spec.organization_label
+        assert shoot["metadata"]["labels"]["shoot.gardener.cloud/status"] in {"healthy", "progressing", "unhealthy"}
+        assert shoot["spec"]["kubernetes"]["version"] == spec.kubernetes_version
+        assert shoot["spec"]["region"] == spec.region
+        assert shoot["spec"]["hibernation"]["enabled"] is spec.hibernated
+        assert shoot["status"]["lastOperation"]["type"] == spec.last_operation
+        assert shoot["status"]["lastOperation"]["state"] == spec.last_operation_state
+        assert {c["type"] for c in shoot["status"]["conditions"]} >= {"APIServerAvailable", "ControlPlaneHealthy"}
+        assert shoot["metadata"]["creationTimestamp"] == spec.created.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_workers_are_the_live_node_pools_of_the_shoots_cluster(sim: SimUnderTest) -> None:
+    clusters = {str(c.id): c for c in sim.fleet.clusters}
+    shoots = list_shoots(sim.garden_client())["items"]
+    checked = 0
+    for shoot in shoots:
+        cluster = clusters.get(shoot["metadata"]["labels"][CLUSTER_ID_LABEL])
+        if cluster is None:
+            continue
+        pools = [p for p in sim.fleet.node_pools if p.cluster_id == cluster.id and p.deleted is None]
+        workers = {w["name"]: w for w in shoot["spec"]["provider"]["workers"]}
+        if not pools:
+            continue
+        assert set(workers) == {worker_name(p.name) for p in pools}
+        for pool in pools:
+            assert workers[worker_name(pool.name)]["minimum"] == pool.autoscale_min
+            assert workers[worker_name(pool.name)]["machine"]["type"] == pool.machine_type
+        checked += 1
+    assert checked > 0
+
+
+def test_the_cluster_label_existence_selector_leaves_out_unlabelled_shoots(sim: SimUnderTest) -> None:
+    sim.control.add_shoot("strays0000", "unlabelled", cluster_label="", organization_label="")
+    everything = list_shoots(sim.garden_client())["items"]
+    labelled = list_shoots(sim.garden_client(), label_selector=CLUSTER_ID_LABEL)["items"]
+    unlabelled = list_shoots(sim.garden_client(), label_selector=f"!{CLUSTER_ID_LABEL}")["items"]
+    assert len(everything) == len(sim.fleet.shoots) + 1
+    # An empty label value still counts as present, as in Kubernetes.
+    assert len(labelled) == len(everything)
+    assert unlabelled == []
+    one = sim.fleet.shoots[0]
+    only = list_shoots(sim.garden_client(), label_selector=f"{CLUSTER_ID_LABEL}={one.cluster_label}")["items"]
+    assert [s["metadata"]["uid"] for s in only] == [
+        str(s.uid) for s in sim.fleet.shoots if s.cluster_label == one.cluster_label
+    ]
+
+
+def test_shoots_of_one_project_namespace(sim: SimUnderTest) -> None:
+    project = sim.fleet.shoots[0].project
+    items = client.CustomObjectsApi(sim.garden_client()).list_namespaced_custom_object(
+        GROUP, VERSION, f"garden-{project}", "shoots"
+    )["items"]
+    assert sorted(s["metadata"]["name"] for s in items) == sorted(
+        s.name for s in sim.fleet.shoots if s.project == project
+    )
+
+
+def test_paging_returns_every_shoot_once_in_key_order(sim: SimUnderTest) -> None:
+    api = sim.garden_client()
+    seen: list[tuple[str, str]] = []
+    token = None
+    pages = 0
+    while True:
+        page = list_shoots(api, limit=5, _continue=token) if token else list_shoots(api, limit=5)
+        pages += 1
+        seen += [(s["metadata"]["namespace"], s["metadata"]["name"]) for s in page["items"]]
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+        assert page["metadata"]["remainingItemCount"] == len(sim.fleet.shoots) - len(seen)
+    assert pages == -(-len(sim.fleet.shoots) // 5)
+    assert seen == sorted(seen, key=lambda k: f"{k[0]}/{k[1]}")
+    assert len(set(seen)) == len(sim.fleet.shoots)
+
+
+def test_an_expired_continue_token_is_410_with_a_token_to_go_on(sim: SimUnderTest) -> None:
+    api = sim.garden_client()
+    first = list_shoots(api, limit=3)
+    sim.control.advance_clock(301)
+    with pytest.raises(ApiException) as caught:
+        list_shoots(api, limit=3, _continue=first["metadata"]["continue"])
+    assert caught.value.status == 410
+    status = status_body(caught.value)
+    assert status["reason"] == "Expired"
+    # The inconsistent token of the 410 continues where the first page ended.
+    rest = list_shoots(api, limit=100, _continue=status["metadata"]["continue"])
+    assert len(first["items"]) + len(rest["items"]) == len(sim.fleet.shoots)
+
+
+def test_compaction_expires_continue_tokens_at_once(sim: SimUnderTest) -> None:
+    api = sim.garden_client()
+    first = list_shoots(api, limit=3)
+    sim.control.compact("garden")
+    with pytest.raises(ApiException) as caught:
+        list_shoots(api, limit=3, _continue=first["metadata"]["continue"])
+    assert caught.value.status == 410
+
+
+def test_resource_version_zero_ignores_the_limit(sim: SimUnderTest) -> None:
+    page = list_shoots(sim.garden_client(), limit=2, resource_version="0")
+    assert len(page["items"]) == len(sim.fleet.shoots)
+    assert "continue" not in page["metadata"]
+
+
+def test_a_bad_continue_token_is_400(sim: SimUnderTest) -> None:
+    with pytest.raises(ApiException) as caught:
+        list_shoots(sim.garden_client(), limit=3, _continue="not-a-token")
+    assert caught.value.status == 400
+
+
+@pytest.mark.parametrize(
+    ("sub", "kind"), [("adminkubeconfig", "AdminKubeconfigRequest"), ("viewerkubeconfig", "ViewerKubeconfigRequest")]
+)
+def test_a_minted_kubeconfig_reaches_its_shoot_until_it_expires(sim: SimUnderTest, sub: str, kind: str) -> None:
+    shoot = sim.serving_shoot()
+    status, answer = post_subresource(
+        sim.garden_client(), shoot.namespace, shoot.name, sub, kubeconfig_request(kind, 600)
+    )
+    assert status == 201
+    assert answer["kind"] == kind
+    assert answer["apiVersion"] == "authentication.gardener.cloud/v1alpha1"
+    kubeconfig = yaml.safe_load(base64.b64decode(answer["status"]["kubeconfig"]))
+    assert kubeconfig["clusters"][0]["cluster"]["server"].endswith(f"/shoots/{shoot.key}")
+    shoot_api = client.CoreV1Api(sim.kube_client(kubeconfig))
+    assert shoot_api.list_node().items
+    assert sim.control.requests(shoot.key)[-1].token_kind.value == sub.removesuffix("kubeconfig")
+    sim.control.advance_clock(540)  # well inside the ten minutes (client setup itself takes a moment)
+    assert shoot_api.list_namespace().items
+    sim.control.advance_clock(61)
+    with pytest.raises(ApiException) as caught:
+        shoot_api.list_node()
+    assert caught.value.status == 401
+    assert sim.control.requests(shoot.key)[-1].token_kind.value == "expired"
+
+
+def test_the_expiration_defaults_to_an_hour_and_is_capped_at_a_day(sim: SimUnderTest) -> None:
+    shoot = sim.serving_shoot()
+    api = sim.garden_client()
+    now = sim.server.sim.clock.time()
+    for seconds, lifetime in ((None, 3600), (10**6, 86400)):
+        _, answer = post_subresource(
+            api, shoot.namespace, shoot.name, "adminkubeconfig", kubeconfig_request("AdminKubeconfigRequest", seconds)
+        )
+        expires = answer["status"]["expirationTimestamp"]
+        expires_at = datetime.strptime(expires, "%Y-%m-%dT%H:%M:%S%z").timestamp()
+        assert lifetime - 5 <= expires_at - now <= lifetime + 5
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "reason"),
+    [
+        (kubeconfig_request("AdminKubeconfigRequest", 599), 422, "Invalid"),
+        (kubeconfig_request("ViewerKubeconfigRequest", 600), 400, "BadRequest"),
+        ({"kind": "AdminKubeconfigRequest", "spec": {"expirationSeconds": "soon"}}, 400, "BadRequest"),
+        ("not json", 400, "BadRequest"),
+    ],
+    ids=["below-ten-minutes", "wrong-kind", "not-a-number", "not-json"],
+)
+def test_bad_kubeconfig_requests_are_refused(sim: SimUnderTest, body: Any, status: int, reason: str) -> None:
+    shoot = sim.serving_shoot()
+    answered, answer = post_subresource(sim.garden_client(), shoot.namespace, shoot.name, "adminkubeconfig", body)
+    assert (answered, answer["kind"], answer["reason"]) == (status, "Status", reason)
+    assert sim.server.sim.tokens.minted_count == 0
+
+
+def test_kubeconfig_for_an_unknown_shoot_is_404(sim: SimUnderTest) -> None:
+    status, answer = post_subresource(
+        sim.garden_client(),
+        "garden-nobody",
+        "nothing",
+        "adminkubeconfig",
+        kubeconfig_request("AdminKubeconfigRequest", 600),
+    )
+    assert status == 404
+    assert answer["message"] == 'shoots.core.gardener.cloud "nothing" not found'
+
+
+def test_a_shoot_still_being_created_has_no_kubeconfig(sim: SimUnderTest) -> None:
+    creating = sim.shoots(lambda s: s.last_operation == "Create" and s.last_operation_state != "Succeeded")
+    assert creating, "the test fleet plants a shoot being created"
+    shoot = creating[0]
+    status, answer = post_subresource(
+        sim.garden_client(),
+        shoot.namespace,
+        shoot.name,
+        "adminkubeconfig",
+        kubeconfig_request("AdminKubeconfigRequest", 600),
+    )
+    assert status == 400
+    assert "advertised addresses" in answer["message"]
+
+
+@pytest.mark.parametrize("credential", ["none", "wrong", "shoot"])
+def test_the_garden_refuses_anything_but_its_token(sim: SimUnderTest, credential: str) -> None:
+    kubeconfig = sim.garden_kubeconfig
+    if credential == "shoot":
+        kubeconfig["users"][0]["user"]["token"] = sim.control.shoot_kubeconfig(sim.serving_shoot().key)["users"][0][
+            "user"
+        ]["token"]
+    elif credential == "wrong":
+        kubeconfig["users"][0]["user"]["token"] = "not-the-token"
+    else:
+        del kubeconfig["users"][0]["user"]["token"]
+    with pytest.raises(ApiException) as caught:
+        list_shoots(sim.kube_client(kubeconfig))
+    assert caught.value.status == 401
+    assert status_body(caught.value)["reason"] == "Unauthorized"
+
+
+def test_a_minted_kubeconfig_opens_no_other_shoot(sim: SimUnderTest) -> None:
+    first, second = sim.shoots(lambda s: s.serving)[:2]
+    kubeconfig = sim.control.shoot_kubeconfig(first.key)
+    kubeconfig["clusters"][0]["cluster"]["server"] = kubeconfig["clusters"][0]["cluster"]["server"].replace(
+        first.key, second.key
+    )
+    with pytest.raises(ApiException) as caught:
+        client.CoreV1Api(sim.kube_client(kubeconfig)).list_node()
+    assert caught.value.status == 401
+
+
+def test_recreating_a_shoot_gives_a_new_uid_and_voids_old_credentials(sim: SimUnderTest) -> None:
+    shoot = sim.serving_shoot()
+    old = client.CoreV1Api(sim.shoot_client(shoot.key))
+    assert old.list_node().items
+    new_uid = sim.control.recreate_shoot(shoot.key)
+    assert new_uid != shoot.uid
+    listed = list_shoots(sim.garden_client(), label_selector=f"{CLUSTER_ID_LABEL}={shoot.cluster_label}")["items"]
+    assert [s["metadata"]["uid"] for s in listed] == [new_uid]
+    with pytest.raises(ApiException) as caught:
+        old.list_node()
+    assert caught.value.status == 401
+    assert client.CoreV1Api(sim.shoot_client(shoot.key)).list_node().items
+
+
+def test_deleting_a_shoot_removes_it_from_the_garden_and_its_api(sim: SimUnderTest) -> None:
+    shoot = sim.serving_shoot()
+    api = client.CoreV1Api(sim.shoot_client(shoot.key))
+    sim.control.delete_shoot(shoot.key)
+    uids = {s["metadata"]["uid"] for s in list_shoots(sim.garden_client())["items"]}
+    assert shoot.uid not in uids
+    with pytest.raises(ApiException) as caught:
+        api.list_node()
+    assert caught.value.status == 404
+
+
+def test_projects_and_project_namespaces_are_served(sim: SimUnderTest) -> None:
+    projects = client.CustomObjectsApi(sim.garden_client()).list_cluster_custom_object(GROUP, VERSION, "projects")[
+        "items"
+    ]
+    assert {p["metadata"]["name"] for p in projects} == {s.project for s in sim.fleet.shoots}
+    assert all(p["spec"]["namespace"] == f"garden-{p['metadata']['name']}" for p in projects)
+    namespaces = client.CoreV1Api(sim.garden_client()).list_namespace().items
+    assert {n.metadata.name for n in namespaces} == {f"garden-{s.project}" for s in sim.fleet.shoots}
