@@ -273,3 +273,22 @@ def _fields(shoot: ShootObservation) -> dict[str, Any]:
         "region": shoot.region,
         "created": shoot.created,
     }
+
+
+async def test_a_clock_that_steps_back_breaks_no_constraint(
+    database: TestDatabase, worker: psycopg.AsyncConnection[Any]
+) -> None:
+    with database.admin() as admin:
+        org, cluster = add_cluster(admin, version="1.31.0")
+    drifted = shoot_of(cluster, org, version="1.29.0")
+    await store_pass(worker, [drifted], T0)
+    await store_pass(worker, [drifted], T0 - timedelta(minutes=1))
+    with database.admin() as admin:
+        (finding,) = findings(admin)
+        assert shoots(admin)[drifted.uid]["last_seen"] == T0
+    assert finding["last_detected"] == T0
+    await store_pass(worker, [], T0 - timedelta(minutes=2))
+    with database.admin() as admin:
+        (finding,) = [f for f in findings(admin) if f["kind"] == "version_mismatch"]
+        assert shoots(admin)[drifted.uid]["deleted"] == T0
+    assert finding["resolved"] == T0
