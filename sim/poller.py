@@ -21,6 +21,9 @@ project's vocabulary for the cases it adds (unhealthy, missing, hibernating, hib
 | Succeeded, any of them not True | unhealthy |
 | gone, for a live cluster that ever synced | missing |
 | gone, for a deleted cluster | deleted |
+
+A row already `deleted` is final and never polled again (as in Fundament), so a shoot that outlives
+its confirmed deletion stays the drift it is.
 """
 
 from __future__ import annotations
@@ -125,6 +128,8 @@ def plan_writes(rows: list[ClusterStatusRow], shoots: dict[str, ShootView], *, n
     """The rows whose shoot columns change this round."""
     writes = []
     for row in rows:
+        if row.shoot_status == "deleted":
+            continue  # final: the provisioning side stops polling a confirmed deletion
         status = shoot_status(
             shoots.get(str(row.cluster_id)), cluster_deleted=row.deleted, ever_completed=row.ever_completed
         )
