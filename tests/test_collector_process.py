@@ -1,0 +1,251 @@
+"""`cluster-worker` as a process: health port, SIGTERM, kill -9 mid-round, and the `collect` command.
+
+The worker runs as a real subprocess against fleet-sim (in this process, on loopback) and the test
+database, configured only through its environment, as in a Deployment.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import httpx
+import orjson
+import pytest
+import yaml
+
+from collector.inventory import in_shard
+from collector.main import collect, main
+from collector.settings import Settings, Shard
+from tests.fixtures.collector import WORKER_ROLE
+from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.sim import SimUnderTest
+
+PROJECT = Path(__file__).resolve().parents[1]
+WAIT_SECONDS = 60.0
+
+
+class Worker:
+    """A cluster-worker subprocess whose JSON log lines are read as they come."""
+
+    def __init__(self, env: dict[str, str], *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "collector.main", *args],
+            cwd=PROJECT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.seen: list[dict[str, Any]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for raw in self.process.stderr:
+            try:
+                self.lines.put(orjson.loads(raw))
+            except orjson.JSONDecodeError:
+                self.lines.put({"message": raw.decode(errors="replace")})
+
+    def wait_for_log(self, message: str) -> dict[str, Any]:
+        deadline = time.monotonic() + WAIT_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    exited = self.process.returncode
+                    raise AssertionError(
+                        f"the worker exited ({exited}) before logging {message!r}: {self.seen[-5:]}"
+                    ) from None
+                continue
+            self.seen.append(line)
+            if line.get("message") == message:
+                return line
+        raise AssertionError(f"no {message!r} in the worker's log within {WAIT_SECONDS} s")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(WAIT_SECONDS)
+        self._reader.join(WAIT_SECONDS)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+
+@pytest.fixture
+def worker_env(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> dict[str, str]:
+    kubeconfig = tmp_path / "garden.yaml"
+    kubeconfig.write_text(yaml.safe_dump(sim.garden_kubeconfig))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("INVENTORY_", "GARDENER_", "DATABASE_"))}
+    env.update(
+        DATABASE_URL=sim_database.dsn(WORKER_ROLE),
+        WORKER_MODE="inventory",
+        GARDENER_MODE="real",
+        GARDENER_KUBECONFIG=str(kubeconfig),
+        INVENTORY_INTERVAL="3600",
+        INVENTORY_WORKERS="2",
+        # A third of the fleet keeps each round short (and runs the sharding of a real process).
+        INVENTORY_SHARD="0/3",
+        INVENTORY_TIMEOUT="20",
+        HEALTH_PORT="0",
+        LOG_LEVEL="info",
+    )
+    return env
+
+
+@pytest.fixture
+def workers() -> Iterator[list[Worker]]:
+    started: list[Worker] = []
+    yield started
+    for worker in started:
+        worker.stop()
+
+
+def scalar(database: TestDatabase, query: str) -> Any:
+    with database.admin() as admin:
+        row = admin.execute(query).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def wait_until(condition: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{what} did not happen within {WAIT_SECONDS} s")
+
+
+def ready_ids(database: TestDatabase) -> set[str]:
+    with database.admin() as admin:
+        rows = admin.execute(
+            "SELECT c.id::text FROM tenant.clusters c JOIN tenant.organizations o ON o.id = c.organization_id"
+            " JOIN tenant.cluster_sync_state s ON s.cluster_id = c.id"
+            " WHERE tenant.cluster_is_ready(c.deleted IS NOT NULL, o.deleted IS NOT NULL, o.id, s.shoot_status)"
+        ).fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def serving_labels(sim: SimUnderTest) -> set[str]:
+    return {s.cluster_label for s in sim.shoots(lambda s: s.serving and not s.deleting)}
+
+
+COLLECTABLE = "SELECT count(*) FROM tenant.cluster_snapshots WHERE observed IS NOT NULL AND observed >= {since}"
+DUPLICATES = (
+    "SELECT count(*) FROM (SELECT 1 FROM tenant.infrastructure_resources WHERE destroyed IS NULL"
+    " GROUP BY cluster_id, resource_type, namespace, name HAVING count(*) > 1) d"
+)
+
+
+def test_kill_minus_nine_mid_round_then_restart_completes_without_duplicates(
+    sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str], workers: list[Worker]
+) -> None:
+    # Slow shoots make a round take seconds, so the kill lands in the middle of one.
+    sim.control.fault("*", "latency", seconds=0.1)
+    first = Worker(worker_env)
+    workers.append(first)
+    wait_until(lambda: scalar(sim_database, COLLECTABLE.format(since="'-infinity'")) >= 2, "a few collections")
+    os.kill(first.process.pid, signal.SIGKILL)
+    first.process.wait(WAIT_SECONDS)
+    partial = scalar(sim_database, COLLECTABLE.format(since="'-infinity'"))
+
+    restarted_at = scalar(sim_database, "SELECT now()")
+    second = Worker(worker_env)
+    workers.append(second)
+    done = second.wait_for_log("inventory round done")
+    shard = Shard(0, 3)
+    mine = {cid for cid in ready_ids(sim_database) if in_shard(UUID(cid), shard)}
+    without_shoot = len(mine - serving_labels(sim))
+    assert done["clusters"] == len(mine)
+    assert (done["collected"], done["failed"]) == (done["clusters"] - without_shoot, without_shoot)
+    stored = scalar(sim_database, COLLECTABLE.format(since=f"'{restarted_at.isoformat()}'"))
+    assert stored == done["collected"] > partial
+    assert scalar(sim_database, DUPLICATES) == 0
+    beat = scalar(sim_database, "SELECT last_completed FROM tenant.worker_heartbeats WHERE loop = 'inventory'")
+    assert beat >= restarted_at
+    second.process.send_signal(signal.SIGTERM)
+    assert second.process.wait(WAIT_SECONDS) == 0
+
+
+def test_health_port_and_graceful_sigterm(sim: SimUnderTest, worker_env: dict[str, str], workers: list[Worker]) -> None:
+    worker = Worker(worker_env)
+    workers.append(worker)
+    listening = worker.wait_for_log("health port listening")
+    base = f"http://{listening['address']}"
+    worker.wait_for_log("inventory round done")
+    with httpx.Client(base_url=base, timeout=5) as http:
+        assert http.get("/livez").status_code == 200
+        assert http.get("/readyz").status_code == 200
+        metrics = http.get("/metrics").text
+    assert "fleet_inventory_clusters_collected_total" in metrics
+    assert 'fleet_inventory_credentials_minted_total{kind="admin"}' in metrics
+    worker.process.send_signal(signal.SIGTERM)
+    assert worker.process.wait(WAIT_SECONDS) == 0
+    worker.wait_for_log("cluster-worker stopped")
+
+
+async def test_collect_prints_a_summary_and_fails_when_a_cluster_fails(
+    sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str]
+) -> None:
+    with sim_database.admin() as admin:
+        ids = {
+            str(name): str(cid)
+            for name, cid in admin.execute(
+                "SELECT o.name || '/' || c.name, c.id::text FROM tenant.clusters c"
+                " JOIN tenant.organizations o ON o.id = c.organization_id"
+            ).fetchall()
+        }
+    ready, served = ready_ids(sim_database), serving_labels(sim)
+    good = sorted(name for name, cid in ids.items() if cid in ready and cid in served)[0]
+    settings = Settings.from_env(worker_env)
+
+    out, progress = io.StringIO(), io.StringIO()
+    assert await collect(settings, [good], out, progress) == 0
+    assert good in out.getvalue() and " ok " in out.getvalue()
+    assert "LEDGER TYPE" in out.getvalue() and "kubernetes.node" in out.getvalue()
+    assert progress.getvalue().endswith("1/1 clusters\n")
+
+    key = next(s.key for s in sim.shoots(lambda s: s.cluster_label == ids[good]))
+    sim.control.fault(key, "forbidden")
+    out = io.StringIO()
+    assert await collect(settings, [ids[good]], out, None) == 1
+    assert "FAILED (forbidden)" in out.getvalue() and "403" in out.getvalue()
+
+    assert await collect(settings, ["no-such-cluster"], io.StringIO(), None) == 2
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("INVENTORY_WORKERS", "0", "INVENTORY_WORKERS='0': must be at least 1"),
+        ("INVENTORY_SHARD", "2/2", "INVENTORY_SHARD='2/2'"),
+        ("INVENTORY_CREDENTIAL", "root", "INVENTORY_CREDENTIAL='root': expected one of admin, viewer"),
+        ("GARDENER_KUBECONFIG", "/no/such/file", "GARDENER_KUBECONFIG='/no/such/file': no such file"),
+        ("INVENTORY_TIMEOUT", "soon", "INVENTORY_TIMEOUT='soon': expected a number"),
+    ],
+)
+def test_bad_settings_are_named_and_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], variable: str, value: str, says: str
+) -> None:
+    for name in list(os.environ):
+        if name.startswith(("INVENTORY_", "GARDENER_", "WORKER_", "HEALTH_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("GARDENER_MODE", "real")
+    monkeypatch.setenv("GARDENER_KUBECONFIG", __file__)
+    monkeypatch.setenv(variable, value)
+    assert main([]) == 2
+    assert says in capsys.readouterr().err
