@@ -37,6 +37,12 @@ def stable_uuid(*parts: object) -> UUID:
     return UUID(bytes=digest, version=4)
 
 
+def stable_uuid_text(*parts: object) -> str:
+    """`str(stable_uuid(*parts))`, without building a UUID object (objects are rendered by the million)."""
+    h = hashlib.blake2b("\x1f".join(str(part) for part in parts).encode(), digest_size=16).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{'89ab'[int(h[16], 16) & 3]}{h[17:20]}-{h[20:32]}"
+
+
 def suffix(*parts: object, length: int = 5) -> str:
     """A generated-name suffix like the ones Kubernetes controllers append (`-x7k2p`)."""
     return encode_suffix(stable_int(*parts), length)

@@ -173,9 +173,10 @@ def unknown_pool_worker(shoot: ShootState) -> WorkerSpec:
 
 def daemon_pods(node: NodeRecord, profile: ContentProfile, next_rv: NextRv) -> list[PodRecord]:
     """The DaemonSet pods a node runs in `kube-system` (they follow the node when pools scale)."""
+    # Named after the node's pool and its unique suffix, so no two nodes' pods can collide.
     return [
         PodRecord(
-            name=f"{daemonset}-{derive.suffix(node.name, daemonset)}",
+            name=f"{daemonset}-{node.worker}-{node.name.rsplit('-', 1)[-1]}",
             namespace="kube-system",
             app=daemonset,
             node=node.name,
@@ -203,11 +204,13 @@ def workload_pods(
     phase: str | None = None,
 ) -> Iterator[PodRecord]:
     """Pods `indexes` of a namespace, spread over its workloads and over `nodes` round-robin."""
+    prefixes = [f"{app}-{derive.suffix(namespace, app, length=10)}-" for app in apps]  # `<app>-<replicaset hash>-`
+    offset = derive.stable_int(namespace)
     for i in indexes:
         app = apps[i % len(apps)]
-        name = f"{app}-{derive.suffix(namespace, app, length=10)}-{unique_suffix(i)}"
+        name = prefixes[i % len(apps)] + unique_suffix(i)
         pod_phase = phase or derive.pod_phase(namespace, name)
-        node: str | None = nodes[(derive.stable_int(namespace) + i) % len(nodes)] if nodes else None
+        node: str | None = nodes[(offset + i) % len(nodes)] if nodes else None
         if node is None or (pod_phase == "Pending" and i % 2 == 0):
             node, pod_phase = None, "Pending"  # unschedulable, or no node to run on
         yield PodRecord(

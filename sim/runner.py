@@ -112,7 +112,10 @@ class SimServer:
             "ca_file": str(self.state_dir / "ca.crt"),
             "shoots": len(self.sim.world.shoots),
         }
-        (self.state_dir / "sim.json").write_bytes(orjson.dumps(state, option=orjson.OPT_INDENT_2))
+        # Written last and renamed into place: whoever waits for sim.json finds everything else ready.
+        partial = self.state_dir / "sim.json.partial"
+        partial.write_bytes(orjson.dumps(state, option=orjson.OPT_INDENT_2))
+        partial.replace(self.state_dir / "sim.json")
 
     # --- in a background thread -----------------------------------------------------------------
 

@@ -50,7 +50,7 @@ def render_node(node: NodeRecord, shoot: ShootState) -> Json:
         "apiVersion": "v1",
         "metadata": object_meta(
             name=node.name,
-            uid=str(derive.stable_uuid(shoot.uid, "node", node.name)),
+            uid=derive.stable_uuid_text(shoot.uid, "node", node.name),
             rv=node.rv,
             created=created,
             labels={
@@ -129,7 +129,7 @@ def render_node(node: NodeRecord, shoot: ShootState) -> Json:
             "nodeInfo": {
                 "machineID": ident.hex,
                 "systemUUID": str(ident),
-                "bootID": str(derive.stable_uuid(shoot.uid, "boot", node.name)),
+                "bootID": derive.stable_uuid_text(shoot.uid, "boot", node.name),
                 "kernelVersion": "6.6.62-cloud-amd64",
                 "osImage": "Garden Linux 1592.3",
                 "containerRuntimeVersion": "containerd://1.7.24",
@@ -140,7 +140,7 @@ def render_node(node: NodeRecord, shoot: ShootState) -> Json:
             },
         },
     }
-    return with_managed_fields(obj, "gardener-node-agent", "kubelet")
+    return with_managed_fields(obj, "gardener-node-agent", "kubelet", shape="node")
 
 
 def render_namespace(namespace: NamespaceRecord, shoot: ShootState) -> Json:
@@ -154,7 +154,7 @@ def render_namespace(namespace: NamespaceRecord, shoot: ShootState) -> Json:
         "apiVersion": "v1",
         "metadata": object_meta(
             name=namespace.name,
-            uid=str(derive.stable_uuid(shoot.uid, "namespace", namespace.name)),
+            uid=derive.stable_uuid_text(shoot.uid, "namespace", namespace.name),
             rv=namespace.rv,
             created=created_at(shoot.created, namespace.name),
             labels=labels,
@@ -162,23 +162,25 @@ def render_namespace(namespace: NamespaceRecord, shoot: ShootState) -> Json:
         "spec": {"finalizers": ["kubernetes"]},
         "status": {"phase": "Active"},
     }
-    return with_managed_fields(obj, "fundament-cluster-worker" if namespace.namespace_id else "kube-apiserver", None)
+    tenant = namespace.namespace_id is not None
+    shape = (tenant, namespace.project_id is not None)
+    return with_managed_fields(obj, "fundament-cluster-worker" if tenant else "kube-apiserver", None, shape=shape)
 
 
 def _owner(shoot: ShootState, pod: PodRecord) -> tuple[Json, dict[str, str]]:
     """The pod's controller and the labels it stamps on the pod."""
     revision = derive.suffix(pod.namespace, pod.app, length=10)
     if pod.daemon:
-        uid = str(derive.stable_uuid(shoot.uid, "daemonset", pod.app))
+        uid = derive.stable_uuid_text(shoot.uid, "daemonset", pod.app)
         labels = {"app": pod.app, "controller-revision-hash": revision, "pod-template-generation": "1"}
         return owner_reference("apps/v1", "DaemonSet", pod.app, uid), labels
     if pod.phase in {"Succeeded", "Failed"}:
         job = f"{pod.app}-{revision}"
-        uid = str(derive.stable_uuid(shoot.uid, "job", pod.namespace, job))
+        uid = derive.stable_uuid_text(shoot.uid, "job", pod.namespace, job)
         labels = {"app": pod.app, "batch.kubernetes.io/job-name": job, "job-name": job}
         return owner_reference("batch/v1", "Job", job, uid), labels
     replica_set = f"{pod.app}-{revision}"
-    uid = str(derive.stable_uuid(shoot.uid, "replicaset", pod.namespace, replica_set))
+    uid = derive.stable_uuid_text(shoot.uid, "replicaset", pod.namespace, replica_set)
     labels = {"app": pod.app, "pod-template-hash": revision}
     return owner_reference("apps/v1", "ReplicaSet", replica_set, uid), labels
 
@@ -274,7 +276,7 @@ def render_pod(pod: PodRecord, shoot: ShootState) -> Json:
         "metadata": object_meta(
             name=pod.name,
             namespace=pod.namespace,
-            uid=str(derive.stable_uuid(shoot.uid, "pod", pod.namespace, pod.name)),
+            uid=derive.stable_uuid_text(shoot.uid, "pod", pod.namespace, pod.name),
             rv=pod.rv,
             created=created,
             labels=labels,
@@ -284,4 +286,6 @@ def render_pod(pod: PodRecord, shoot: ShootState) -> Json:
         "spec": spec,
         "status": status,
     }
-    return with_managed_fields(obj, "kube-controller-manager", "kubelet")
+    return with_managed_fields(
+        obj, "kube-controller-manager", "kubelet", shape=(pod.daemon, pod.phase, pod.node is None)
+    )

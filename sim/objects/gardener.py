@@ -91,7 +91,7 @@ def render_shoot(shoot: ShootState, api_url: str) -> Json:
         "observedGeneration": shoot.generation,
         "seedName": "local-seed",
         "technicalID": shoot.technical_id,
-        "uid": str(derive.stable_uuid(shoot.uid, "status-uid")),
+        "uid": derive.stable_uuid_text(shoot.uid, "status-uid"),
     }
     if shoot.has_advertised_addresses:
         status["advertisedAddresses"] = [{"name": "external", "url": api_url}]
@@ -190,7 +190,7 @@ def render_garden_namespace(namespace: NamespaceRecord, created: datetime) -> Js
         "apiVersion": "v1",
         "metadata": object_meta(
             name=namespace.name,
-            uid=str(derive.stable_uuid("garden-namespace", namespace.name)),
+            uid=derive.stable_uuid_text("garden-namespace", namespace.name),
             rv=namespace.rv,
             created=created,
             labels={

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,20 +31,6 @@ def fields_v1(value: Any) -> Json:
         else:
             fields[f"f:{key}"] = {}
     return fields
-
-
-def managed_field(manager: str, api_version: str, moment: str, owned: Json, *, subresource: str | None = None) -> Json:
-    entry: Json = {
-        "manager": manager,
-        "operation": "Update",
-        "apiVersion": api_version,
-        "time": moment,
-        "fieldsType": "FieldsV1",
-        "fieldsV1": fields_v1(owned),
-    }
-    if subresource is not None:
-        entry["subresource"] = subresource
-    return entry
 
 
 def object_meta(
@@ -79,21 +66,49 @@ def object_meta(
     return meta
 
 
-def with_managed_fields(obj: Json, spec_manager: str, status_manager: str | None) -> Json:
-    """Add the two usual managedFields entries: the writer of metadata+spec and the status writer."""
+# FieldsV1 of objects that share a shape (same keys, other values), computed once: a list of
+# 150,000 pods has a handful of shapes.
+_FIELDS_BY_SHAPE: dict[tuple[str, Hashable], tuple[Json, Json]] = {}
+
+
+def with_managed_fields(
+    obj: Json, spec_manager: str, status_manager: str | None, *, shape: Hashable | None = None
+) -> Json:
+    """Add the two usual managedFields entries: the writer of metadata+spec and the status writer.
+
+    `shape`, when given, promises that every object of this kind with the same shape has the same
+    keys (so their FieldsV1 can be shared).
+    """
     meta = obj["metadata"]
     moment = meta["creationTimestamp"]
-    owned_spec: Json = {key: meta[key] for key in ("labels", "annotations", "ownerReferences") if key in meta}
-    owned: Json = {"metadata": owned_spec} if owned_spec else {}
-    if "spec" in obj:
-        owned["spec"] = obj["spec"]
-    entries = [managed_field(spec_manager, obj["apiVersion"], moment, owned)]
+    cached = _FIELDS_BY_SHAPE.get((obj["kind"], shape)) if shape is not None else None
+    if cached is None:
+        owned_spec: Json = {key: meta[key] for key in ("labels", "annotations", "ownerReferences") if key in meta}
+        owned: Json = {"metadata": owned_spec} if owned_spec else {}
+        if "spec" in obj:
+            owned["spec"] = obj["spec"]
+        cached = (fields_v1(owned), fields_v1({"status": obj.get("status") or {}}))
+        if shape is not None:
+            _FIELDS_BY_SHAPE[(obj["kind"], shape)] = cached
+    entries = [_entry(spec_manager, obj["apiVersion"], moment, cached[0])]
     if status_manager is not None and obj.get("status"):
-        entries.append(
-            managed_field(status_manager, obj["apiVersion"], moment, {"status": obj["status"]}, subresource="status")
-        )
+        entries.append(_entry(status_manager, obj["apiVersion"], moment, cached[1], subresource="status"))
     meta["managedFields"] = entries
     return obj
+
+
+def _entry(manager: str, api_version: str, moment: str, fields: Json, *, subresource: str | None = None) -> Json:
+    entry: Json = {
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": api_version,
+        "time": moment,
+        "fieldsType": "FieldsV1",
+        "fieldsV1": fields,
+    }
+    if subresource is not None:
+        entry["subresource"] = subresource
+    return entry
 
 
 def owner_reference(api_version: str, kind: str, name: str, uid: str) -> Json:

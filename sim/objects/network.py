@@ -45,7 +45,7 @@ def render_service(service: ServiceRecord, shoot: ShootState) -> Json:
         "metadata": object_meta(
             name=service.name,
             namespace=service.namespace,
-            uid=str(derive.stable_uuid(shoot.uid, "service", service.namespace, service.name)),
+            uid=derive.stable_uuid_text(shoot.uid, "service", service.namespace, service.name),
             rv=service.rv,
             created=created_at(shoot.created, "svc", service.namespace, service.name),
             labels={"app": service.app} if service.app else {"component": "apiserver", "provider": "kubernetes"},
@@ -57,7 +57,7 @@ def render_service(service: ServiceRecord, shoot: ShootState) -> Json:
 
 
 def ingress_uid(shoot: ShootState, namespace: str, name: str) -> str:
-    return str(derive.stable_uuid(shoot.uid, "ingress", namespace, name))
+    return derive.stable_uuid_text(shoot.uid, "ingress", namespace, name)
 
 
 def render_ingress(ingress: IngressRecord, shoot: ShootState) -> Json:
@@ -138,7 +138,7 @@ def render_certificate(certificate: CertificateRecord, shoot: ShootState) -> Jso
         "metadata": object_meta(
             name=certificate.name,
             namespace=certificate.namespace,
-            uid=str(derive.stable_uuid(shoot.uid, "certificate", certificate.namespace, certificate.name)),
+            uid=derive.stable_uuid_text(shoot.uid, "certificate", certificate.namespace, certificate.name),
             rv=certificate.rv,
             created=created,
             owner=owner_reference(

@@ -10,7 +10,7 @@ from sim.shoots import ShootState
 
 
 def claim_uid(shoot: ShootState, namespace: str, name: str) -> str:
-    return str(derive.stable_uuid(shoot.uid, "pvc", namespace, name))
+    return derive.stable_uuid_text(shoot.uid, "pvc", namespace, name)
 
 
 def render_volume(volume: VolumeRecord, shoot: ShootState) -> Json:
@@ -51,7 +51,7 @@ def render_volume(volume: VolumeRecord, shoot: ShootState) -> Json:
         "apiVersion": "v1",
         "metadata": object_meta(
             name=volume.name,
-            uid=str(derive.stable_uuid(shoot.uid, "pv", volume.name)),
+            uid=derive.stable_uuid_text(shoot.uid, "pv", volume.name),
             rv=volume.rv,
             created=created_at(shoot.created, "pv", volume.name),
             annotations=annotations,
