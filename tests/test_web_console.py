@@ -16,7 +16,7 @@ from fleetctl.webapp import bind_socket, console_app, serve_pages, socket_url
 from tests.fixtures.browser import Page
 from tests.fixtures.overview import ROLE
 from tests.fixtures.overview import serving as serving_overview
-from tests.fixtures.pages import WebWorld, closed_port_socket, expected_overview
+from tests.fixtures.pages import MARKUP_ORGANIZATION, WebWorld, closed_port_socket, expected_overview
 
 pytestmark = pytest.mark.browser
 
@@ -70,6 +70,7 @@ async def test_lists_exactly_the_listed_organizations_with_counts_and_totals(pag
 async def test_shows_no_unlisted_organization_and_no_cluster_or_namespace_name(page: Page, web_world: WebWorld) -> None:
     await page.goto(f"{web_world.console}/platform")
     await page.wait_for(READY)
+    await page.screenshot("console-platform-names")
     words = set(re.findall(r"[\w.-]+", await page.text("body")))
     fleet = web_world.fleet
     listed = {o.name for o in expected_overview(fleet)}
@@ -85,6 +86,7 @@ async def test_the_overview_is_read_with_a_cacheable_get_from_the_pages_own_orig
 ) -> None:
     await page.goto(f"{web_world.console}/platform")
     await page.wait_for(READY)
+    await page.screenshot("console-platform-get")
     calls = page.requests_to(web_world.overview_api)
     assert [(c.method, c.status) for c in calls] == [("GET", 200)]
     assert "encoding=json" in calls[0].url
@@ -124,6 +126,16 @@ async def test_api_answering_unavailable_with_its_database_down_says_unavailable
                 assert await page.evaluate("document.querySelector('#unavailable button') !== null")
     finally:
         down.close()
+
+
+async def test_an_organization_name_with_markup_is_shown_as_text(page: Page, web_world: WebWorld) -> None:
+    await page.goto(f"{web_world.console}/platform")
+    await page.wait_for(READY)
+    await page.screenshot("console-platform-markup")
+    row = f"#organizations tr[data-organization='{MARKUP_ORGANIZATION.name}']"
+    assert await page.text(f"{row} .alias") == MARKUP_ORGANIZATION.alias
+    assert await page.evaluate("document.querySelectorAll('#organizations img, #organizations b').length") == 0
+    assert await page.evaluate("window.__injected === undefined")
 
 
 async def test_a_page_on_an_origin_the_api_does_not_allow_says_unavailable(page: Page, web_world: WebWorld) -> None:

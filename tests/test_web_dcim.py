@@ -65,6 +65,15 @@ async def grpc_call(world: WebWorld, method: str, request: Any) -> Any:
         return await getattr(FleetServiceStub(channel), method)(request, metadata=auth_headers(), timeout=30)
 
 
+async def loop_states(page: Page) -> dict[str, str]:
+    """Each loop's freshness state as the summary shows it: ok, late or never."""
+    states = await page.evaluate(
+        "Object.fromEntries(Array.from(document.querySelectorAll('#freshness [data-loop-state]'),"
+        " (badge) => [badge.closest('tr').dataset.loop, badge.dataset.loopState]))"
+    )
+    return {str(k): str(v) for k, v in states.items()}
+
+
 # --- signing in ------------------------------------------------------------------------------------
 
 
@@ -93,16 +102,18 @@ async def test_a_token_in_the_fragment_is_kept_for_the_tab_and_taken_out_of_the_
     await page.goto(f"{web_world.dcim}/platform#token={token}")
     await page.wait_for(ready("summary"))
     assert await page.evaluate("window.location.hash") == "#/summary"
-    assert token not in await page.evaluate("window.location.href + history.length")
+    assert token not in await page.evaluate("window.location.href")
     assert await page.evaluate("sessionStorage.getItem('fleet.dcim.token')") == token
     # Moving to another view keeps using it.
     await page.evaluate("window.location.hash = '#/organizations'")
     await page.wait_for(ready("organizations", "#/organizations"))
+    await page.screenshot("dcim-platform-after-token-handover")
 
 
 async def test_a_refused_token_is_dropped_and_the_page_asks_to_sign_in(page: Page, web_world: WebWorld) -> None:
     await page.goto(f"{web_world.dcim}/platform#token=not-a-token-at-all")
     await page.wait_for(SIGNED_OUT)
+    await page.screenshot("dcim-platform-token-refused")
     assert "not a JWT" in await page.text("#sign-in")
     assert await page.evaluate("sessionStorage.getItem('fleet.dcim.token')") is None
 
@@ -141,24 +152,20 @@ async def test_summary_shows_totals_statuses_findings_and_fresh_loops(page: Page
     )
     assert by_kind == {fleet_pb2.DriftKind.Name(e.kind): e.findings for e in summary.open_findings_by_kind}
     assert len(by_kind) == 5, "the world should have open findings of every kind"
-    states = await page.evaluate(
-        "Object.fromEntries(Array.from(document.querySelectorAll('#freshness [data-loop-state]'),"
-        " (badge) => [badge.closest('tr').dataset.loop, badge.dataset.loopState]))"
-    )
-    assert states == {"inventory": "ok", "reconcile": "ok"}
+    assert await loop_states(page) == {"inventory": "ok", "reconcile": "ok"}
     assert await page.texts(".loop-warning") == []
 
 
-async def test_a_loop_older_than_three_intervals_is_flagged_late(page: Page, web_world: WebWorld) -> None:
+async def test_a_loop_older_than_three_intervals_is_flagged_late_on_refresh(page: Page, web_world: WebWorld) -> None:
+    await open_signed_in(page, web_world)
+    await page.wait_for(ready("summary"))
+    assert await loop_states(page) == {"inventory": "ok", "reconcile": "ok"}
     with heartbeat_moved_back(web_world.database, "reconcile", timedelta(hours=1)):
-        await open_signed_in(page, web_world)
+        await page.click("#refresh")
+        await page.wait_for("document.querySelector('.loop-warning') !== null")
         await page.wait_for(ready("summary"))
         await page.screenshot("dcim-platform-summary-late-loop")
-        states = await page.evaluate(
-            "Object.fromEntries(Array.from(document.querySelectorAll('#freshness [data-loop-state]'),"
-            " (badge) => [badge.closest('tr').dataset.loop, badge.dataset.loopState]))"
-        )
-        assert states == {"inventory": "ok", "reconcile": "late"}
+        assert await loop_states(page) == {"inventory": "ok", "reconcile": "late"}
         [warning] = await page.texts(".loop-warning")
         assert warning.startswith("Reconcile (drift) is late: its last pass was 62 min ago")
 
@@ -168,13 +175,16 @@ async def test_a_loop_older_than_three_intervals_is_flagged_late(page: Page, web
 
 async def test_cluster_list_pages_through_every_cluster(page: Page, web_world: WebWorld) -> None:
     expected = {str(c.id) for c in listed_clusters(web_world.fleet)}
-    assert len(expected) > 100, "the world should need more than one page"
+    assert 100 < len(expected) <= 200, "the world should need exactly two pages"
     await open_signed_in(page, web_world, "/clusters")
     await page.wait_for(ready("clusters"))
     await page.wait_for(PAGING_MORE)
     assert len(await cluster_ids_shown(page)) == 100
-    await page.click("#clusters-all")
+    assert "More follow." in await page.text("#clusters-paging")
+    await page.click("#clusters-more")
     await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-clusters-all")
+    assert await page.evaluate("document.querySelector('#clusters-more') === null")
     shown = await cluster_ids_shown(page)
     assert len(shown) == len(expected) and set(shown) == expected
     assert f"Showing {len(expected)} clusters." in await page.text("#clusters-paging")
@@ -215,6 +225,32 @@ async def test_needs_attention_and_stale_filters(page: Page, web_world: WebWorld
     )
 
 
+async def test_organization_and_region_filters_combine(page: Page, web_world: WebWorld) -> None:
+    clusters = listed_clusters(web_world.fleet)
+    first = sorted(clusters, key=lambda c: (c.name, str(c.id)))[0]
+    organization = next(o for o in web_world.fleet.organizations if o.id == first.organization_id)
+    of_organization = {str(c.id) for c in clusters if c.organization_id == organization.id}
+    in_region = {str(c.id) for c in clusters if c.organization_id == organization.id and c.region == first.region}
+    assert len(of_organization) > len(in_region) > 0, "the organization should span regions"
+
+    await open_signed_in(page, web_world, "/clusters")
+    await page.wait_for(ready("clusters"))
+    # The organization link in the first row filters by that organization.
+    await page.click(f"#clusters tr[data-cluster-id='{first.id}'] td:nth-child(2) a")
+    await page.wait_for(ready("clusters", f"org={organization.id}"))
+    await page.wait_for(PAGING_DONE)
+    assert set(await cluster_ids_shown(page)) == of_organization
+    assert await page.text(".chip") == f"Organization: {organization.name} ✕"
+
+    await page.type_into("#region-filter", first.region)
+    await page.evaluate("document.querySelector('#cluster-filters').requestSubmit()")
+    await page.wait_for(ready("clusters", f"region={first.region}"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-clusters-organization-region")
+    assert set(await cluster_ids_shown(page)) == in_region
+    assert set(await page.texts("#clusters tbody td:nth-child(3)")) == {first.region}
+
+
 # --- drift -----------------------------------------------------------------------------------------
 
 
@@ -253,6 +289,21 @@ async def test_drift_findings_by_kind(page: Page, web_world: WebWorld) -> None:
     )
     assert set(shown) == expected and len(shown) == len(expected)
     assert set(await page.texts("#findings tbody .kind")) == {"Version mismatch"}
+
+
+async def test_every_open_finding_is_listed_across_pages(page: Page, web_world: WebWorld) -> None:
+    expected = [f.id for f in await list_every_finding(web_world)]
+    assert len(expected) > 100, "the world should need more than one page of findings"
+    await open_signed_in(page, web_world, "/drift")
+    await page.wait_for(ready("drift"))
+    await page.wait_for(PAGING_MORE)
+    await page.click("#findings-all")
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-drift-all")
+    shown = await page.evaluate(
+        "Array.from(document.querySelectorAll('#findings tbody tr'), (r) => r.dataset.findingId)"
+    )
+    assert shown == expected, "every open finding once, in the API's order"
 
 
 # --- one cluster -----------------------------------------------------------------------------------
@@ -343,7 +394,46 @@ async def test_a_clusters_detail_shows_pools_namespaces_findings_and_ledger(page
 async def test_an_unknown_cluster_shows_the_apis_not_found(page: Page, web_world: WebWorld) -> None:
     await open_signed_in(page, web_world, "/clusters/00000000-0000-4000-8000-00000000dead")
     await page.wait_for("document.body.dataset.state === 'error'")
+    await page.screenshot("dcim-platform-unknown-cluster")
     assert "not_found" in await page.text("#error")
+
+
+async def test_ledger_filters_by_type_billing_and_destroyed_rows(page: Page, web_world: WebWorld) -> None:
+    with web_world.database.admin() as conn:
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE r.destroyed IS NULL), count(*) FROM tenant.infrastructure_resources r"
+            " JOIN tenant.clusters c ON c.id = r.cluster_id"
+            " WHERE r.resource_type = 'kubernetes.node' AND c.organization_id <> tenant.system_organization_id()"
+        ).fetchone()
+    assert row is not None
+    active, with_destroyed = int(str(row[0])), int(str(row[1]))
+    assert with_destroyed > active > 0
+
+    await open_signed_in(page, web_world, "/ledger?type=kubernetes.node&billable=yes")
+    await page.wait_for(ready("ledger"))
+    if await page.evaluate(PAGING_MORE):
+        await page.click("#resources-all")
+    await page.wait_for(PAGING_DONE)
+    types = await page.evaluate(
+        "Array.from(document.querySelectorAll('#resources tbody tr'), (r) => r.dataset.resourceType)"
+    )
+    assert len(types) == active and set(types) == {"kubernetes.node"}
+
+    await page.click("#destroyed-filter")
+    await page.wait_for(ready("ledger", "destroyed=1"))
+    if await page.evaluate(PAGING_MORE):
+        await page.click("#resources-all")
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-ledger-nodes-with-destroyed")
+    assert await page.evaluate("document.querySelectorAll('#resources tbody tr').length") == with_destroyed
+    destroyed_rows = await page.evaluate("document.querySelectorAll('#resources tbody tr.destroyed').length")
+    assert destroyed_rows == with_destroyed - active
+
+    await page.evaluate(
+        "const s = document.querySelector('#billable-filter'); s.value = 'no'; s.dispatchEvent(new Event('change'))"
+    )
+    await page.wait_for(ready("ledger", "billable=no"))
+    assert await page.text("#resources .empty") == "No ledger row matches these filters."
 
 
 # --- organizations and markup ----------------------------------------------------------------------

@@ -23,7 +23,11 @@ import { summaryView } from "./views/summary.js";
 
 const view = document.getElementById("view");
 const account = document.getElementById("account");
+// The summary reads itself again this often while the tab is visible, so freshness, statuses and
+// findings move on screen as the loops run; lists are not refreshed under a person paging through them.
+const SUMMARY_REFRESH_MS = 30000;
 let generation = 0;
+let refreshTimer = 0;
 
 function parseRoute() {
   const fragment = window.location.hash.replace(/^#/, "") || "/summary";
@@ -83,8 +87,24 @@ function showAccount() {
   replace(account, token ? [about && about.who ? `Token for ${about.who} ` : "Token set ", signOut] : []);
 }
 
-async function route() {
+function scheduleSummaryRefresh(current) {
+  refreshTimer = window.setTimeout(() => {
+    if (current !== generation) {
+      return;
+    }
+    if (document.hidden) {
+      scheduleSummaryRefresh(current);
+    } else {
+      route({ quiet: true });
+    }
+  }, SUMMARY_REFRESH_MS);
+}
+
+// Shows the view the fragment names. `quiet` keeps the current content on screen until the new one is
+// read (a refresh), instead of showing "Loading…".
+async function route({ quiet = false } = {}) {
   const current = ++generation;
+  window.clearTimeout(refreshTimer);
   showAccount();
   const target = resolve(parseRoute());
   if (!target) {
@@ -98,7 +118,9 @@ async function route() {
   }
   markTab(target.tab);
   setState(target.name, "loading");
-  replace(view, h("p", { class: "muted" }, "Loading…"));
+  if (!quiet) {
+    replace(view, h("p", { class: "muted" }, "Loading…"));
+  }
   if (!adminApiUrl()) {
     const text = "This DCIM has no fleet API configured (adminApiUrl is empty).";
     replace(view, h("p", { class: "notice bad", id: "not-configured" }, text));
@@ -112,6 +134,9 @@ async function route() {
     }
     replace(view, content);
     setState(target.name, "ready");
+    if (target.name === "summary") {
+      scheduleSummaryRefresh(current);
+    }
   } catch (error) {
     if (current !== generation) {
       return;
@@ -120,7 +145,10 @@ async function route() {
       // A refused stored token is dropped, so the next attempt is not the same refused token.
       forgetToken();
       showAccount();
-      replace(view, signInPanel(error.message, route));
+      replace(
+        view,
+        signInPanel(error.message, () => route()),
+      );
       setState(target.name, "signed-out");
       return;
     }
@@ -141,7 +169,7 @@ function errorNotice(error) {
     { class: "notice bad", id: "error", role: "alert" },
     h("p", { class: "title" }, reason),
     h("p", { class: "muted" }, error.message),
-    h("p", {}, h("button", { type: "button", onclick: route }, "Try again")),
+    h("p", {}, h("button", { type: "button", onclick: () => route() }, "Try again")),
   );
 }
 
@@ -150,5 +178,6 @@ window.addEventListener("hashchange", () => {
   adoptTokenFromFragment();
   route();
 });
+document.getElementById("refresh").addEventListener("click", () => route({ quiet: true }));
 adoptTokenFromFragment();
 route();

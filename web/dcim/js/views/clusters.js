@@ -27,7 +27,7 @@ export function clusterColumns({ showOrganization = true } = {}) {
             ),
         }
       : null,
-    { label: "Region", cell: (c) => c.region },
+    { label: "Region", cell: (c) => h("span", { class: "nowrap" }, c.region) },
     { label: "Status", cell: (c) => statusBadge(c.status) },
     { label: "Kubernetes", cell: versionCell },
     {
