@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -354,7 +355,10 @@ async def test_ready_and_serving_once_the_database_answered(database: TestDataba
                 await asyncio.sleep(0.05)
 
 
-async def test_an_unreachable_database_means_not_ready_and_unavailable_without_caching() -> None:
+async def test_an_unreachable_database_means_not_ready_and_unavailable_without_caching(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="services.common.serving")
     nowhere = f"postgresql://{ROLE}@127.0.0.1:{free_port()}/fleet"
     async with serving(nowhere, READ_TIMEOUT="0.5", DATABASE_CONNECT_TIMEOUT="0.2") as (_, endpoints):
         assert (await endpoints.http.get("/livez")).status_code == 200
@@ -369,6 +373,22 @@ async def test_an_unreachable_database_means_not_ready_and_unavailable_without_c
             with pytest.raises(CallFailed) as caught:
                 await PROTOCOLS[name](endpoints, None)
             assert caught.value.code == "unavailable"
+    failures = [
+        r for r in caplog.records if r.name == "services.common.serving" and r.getMessage().endswith("unavailable")
+    ]
+    assert len(failures) == 3 and all(r.levelno == logging.INFO for r in failures)
+
+
+async def test_successful_calls_are_logged_at_debug_only(
+    database: TestDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="services.common.serving")
+    async with serving(database.dsn(ROLE)) as (_, endpoints):
+        await PROTOCOLS["grpc"](endpoints, None)
+        caplog.set_level(logging.DEBUG, logger="services.common.serving")
+        await PROTOCOLS["connect-get-json"](endpoints, None)
+    calls = [r for r in caplog.records if r.name == "services.common.serving" and r.getMessage().startswith("rpc ")]
+    assert [(r.levelno, getattr(r, "protocol", None)) for r in calls] == [(logging.DEBUG, "connect")]
 
 
 async def test_every_query_runs_against_the_migrated_schema_as_the_service_role(database: TestDatabase) -> None:

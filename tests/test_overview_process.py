@@ -31,14 +31,14 @@ class Process:
     log: list[dict[str, object]] = field(default_factory=list)
 
     async def log_line(self) -> dict[str, object] | None:
-        """The next JSON log line from stderr, None at its end."""
+        """The next JSON log line from stderr, None at its end (gRPC core's own lines are skipped)."""
         assert self.process.stderr is not None
-        line = await self.process.stderr.readline()
-        if not line:
-            return None
-        entry: dict[str, object] = json.loads(line)
-        self.log.append(entry)
-        return entry
+        while line := await self.process.stderr.readline():
+            if line.startswith(b"{"):
+                entry: dict[str, object] = json.loads(line)
+                self.log.append(entry)
+                return entry
+        return None
 
     async def wait_for_log(self, message: str) -> dict[str, object]:
         while (entry := await self.log_line()) is not None:
@@ -109,7 +109,8 @@ async def test_an_older_schema_is_refused_at_start(database: TestDatabase) -> No
 async def test_sigterm_lets_the_call_in_flight_finish_and_exits_cleanly(database: TestDatabase) -> None:
     with database.admin() as conn:
         World(conn).organization("acme", alias="Acme Corp")
-    async with started(environment(database.dsn(ROLE), SHUTDOWN_GRACE="10")) as running:
+    # At debug level, so the successful call's own log line is written too (info logs failures only).
+    async with started(environment(database.dsn(ROLE), SHUTDOWN_GRACE="10", LOG_LEVEL="debug")) as running:
         await running.wait_for_log("listening")
         async with httpx.AsyncClient(base_url=running.http, timeout=60) as client:
             assert (await client.get("/readyz")).status_code == 200
