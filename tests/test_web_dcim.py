@@ -19,12 +19,15 @@ from fundament.fleet.v1 import fleet_pb2
 from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 
 from db.seed.model import SYSTEM_ORGANIZATION_ID
+from fleetctl.webapp import bind_socket, dcim_app, serve_pages, socket_url
 from services.common import clusterstatus
 from tests.fixtures.browser import Page
-from tests.fixtures.fleet_api import auth_headers
+from tests.fixtures.fleet_api import ROLE as ADMIN_ROLE
+from tests.fixtures.fleet_api import auth_headers, serving_fleet
 from tests.fixtures.pages import (
     MARKUP_ORGANIZATION,
     WebWorld,
+    closed_port_socket,
     heartbeat_moved_back,
     listed_clusters,
     stale_cluster_ids,
@@ -465,3 +468,23 @@ async def test_a_page_on_an_origin_the_api_does_not_allow_fails_visibly(page: Pa
     assert await page.text("#error .title") == "The fleet API cannot be reached from this page."
     refused = [c for c in page.requests_to(web_world.admin_api) if c.cors_error]
     assert refused, f"expected a CORS refusal, saw {list(page.requests.values())}"
+
+
+async def test_the_api_unable_to_read_its_database_is_shown_as_such(page: Page, web_world: WebWorld) -> None:
+    page_socket = bind_socket()
+    down = closed_port_socket()  # nothing listens here: the API's database is down
+    try:
+        dsn = f"postgresql://{ADMIN_ROLE}@127.0.0.1:{down.getsockname()[1]}/fleet"
+        async with serving_fleet(dsn, DCIM_ORIGINS=socket_url(page_socket), DATABASE_CONNECT_TIMEOUT="0.5") as (
+            running,
+            _,
+        ):
+            api = f"http://127.0.0.1:{running.server.http_port}"
+            async with serve_pages(dcim_app(api), sock=page_socket) as url:
+                await page.goto(f"{url}/platform#token={web_world.token()}")
+                await page.wait_for("document.body.dataset.state === 'error'")
+                await page.screenshot("dcim-platform-database-down")
+                assert await page.text("#error .title") == "The fleet API cannot read its database right now."
+                assert [c.status for c in page.requests_to(api) if c.method == "POST"] == [503]
+    finally:
+        down.close()

@@ -8,7 +8,7 @@
 // `document.body.dataset.state` ends as "ready" or "unavailable", which the browser tests wait on.
 
 import { configuredUrl } from "/common/config.js";
-import { callUnary } from "/common/connect.js";
+import { RpcError, callUnary } from "/common/connect.js";
 import { h, replace } from "/common/dom.js";
 import { formatCount, timeElement } from "/common/format.js";
 
@@ -136,7 +136,10 @@ async function load() {
   try {
     render(await callUnary(baseUrl, PROCEDURE, {}, { get: true }));
   } catch (error) {
-    if (error.code === "unavailable") {
+    if (!(error instanceof RpcError)) {
+      console.error(error); // a fault of this page, not of the API: keep it visible to developers
+      unavailable("This page could not show the answer.", { retry: true });
+    } else if (error.code === "unavailable") {
       const reason = error.reachable
         ? "The overview service cannot read its data right now. Try again in a minute."
         : "The overview service cannot be reached right now. Try again in a minute.";

@@ -11,6 +11,7 @@
 // `document.body.dataset` carries `route` (the fragment being shown), `view` and `state` ("loading", "ready", "error", "signed-out"), which
 // the browser tests wait on; a view that finishes after the person moved on is dropped.
 
+import { RpcError } from "/common/connect.js";
 import { h, replace } from "/common/dom.js";
 import { adminApiUrl } from "./api.js";
 import { adoptTokenFromFragment, describeToken, forgetToken, signInPanel, storedToken } from "./auth.js";
@@ -157,13 +158,21 @@ async function route({ quiet = false } = {}) {
   }
 }
 
+function errorReason(error) {
+  if (!(error instanceof RpcError)) {
+    console.error(error); // a fault of this page, not of the API: keep it visible to developers
+    return "This page could not show the answer.";
+  }
+  if (error.code === "unavailable") {
+    return error.reachable
+      ? "The fleet API cannot read its database right now."
+      : "The fleet API cannot be reached from this page.";
+  }
+  return `The fleet API answered ${error.code}.`;
+}
+
 function errorNotice(error) {
-  const reason =
-    error.code === "unavailable"
-      ? error.reachable
-        ? "The fleet API cannot read its database right now."
-        : "The fleet API cannot be reached from this page."
-      : `The fleet API answered ${error.code}.`;
+  const reason = errorReason(error);
   return h(
     "div",
     { class: "notice bad", id: "error", role: "alert" },
