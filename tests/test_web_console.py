@@ -65,6 +65,7 @@ async def test_lists_exactly_the_listed_organizations_with_counts_and_totals(pag
     }
     assert "Counted" in await page.text("#read")
     assert await page.evaluate("document.querySelector('#read time').getAttribute('datetime')")
+    assert page.errors() == []
 
 
 async def test_shows_no_unlisted_organization_and_no_cluster_or_namespace_name(page: Page, web_world: WebWorld) -> None:

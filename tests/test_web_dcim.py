@@ -157,6 +157,7 @@ async def test_summary_shows_totals_statuses_findings_and_fresh_loops(page: Page
     assert len(by_kind) == 5, "the world should have open findings of every kind"
     assert await loop_states(page) == {"inventory": "ok", "reconcile": "ok"}
     assert await page.texts(".loop-warning") == []
+    assert page.errors() == []
 
 
 async def test_a_loop_older_than_three_intervals_is_flagged_late_on_refresh(page: Page, web_world: WebWorld) -> None:
@@ -381,6 +382,7 @@ async def test_a_clusters_detail_shows_pools_namespaces_findings_and_ledger(page
     assert len(await page.table("#cluster-findings")) == expected["findings"]
     ledger = {row[0]: (int(row[1]), int(row[2])) for row in await page.table("#ledger-counts")}
     assert ledger == expected["ledger"]
+    assert page.errors() == []
 
     await page.click("#ledger-link")
     await page.wait_for(ready("ledger"))
