@@ -14,6 +14,7 @@ from fundament.fleet.v1 import fleet_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tests.fixtures.fleet_api import ROLE, CallFailed, FleetApiUnderTest, serving_fleet, staff_token
+from tests.fixtures.postgres import TestDatabase
 
 UNAVAILABLE_MESSAGE = "the database is unavailable, try again later"
 SUMMARY = fleet_pb2.GetFleetSummaryRequest()
@@ -45,9 +46,9 @@ async def test_unreachable_database_is_unavailable_and_not_ready(protocol: str) 
         assert (await clients.http.get("/livez")).status_code == 200
 
 
-async def test_query_held_past_the_statement_timeout_is_unavailable(fleet_api: FleetApiUnderTest) -> None:
-    async with serving_fleet(fleet_api.database.dsn(ROLE), DATABASE_STATEMENT_TIMEOUT_MS="300") as (_, clients):
-        with fleet_api.database.admin() as conn, conn.transaction():
+async def test_query_held_past_the_statement_timeout_is_unavailable(fleet_database: TestDatabase) -> None:
+    async with serving_fleet(fleet_database.dsn(ROLE), DATABASE_STATEMENT_TIMEOUT_MS="300") as (_, clients):
+        with fleet_database.admin() as conn, conn.transaction():
             conn.execute("LOCK TABLE tenant.clusters IN ACCESS EXCLUSIVE MODE")
             for protocol in ("grpc", "connect"):
                 with pytest.raises(CallFailed) as caught:

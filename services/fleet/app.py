@@ -12,6 +12,7 @@ token rules they choose) both use it, so what is tested is what runs.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -96,12 +97,23 @@ def _readiness(pool: AsyncConnectionPool) -> Readiness:
 
 
 def build_server(
-    settings: FleetSettings, pool: AsyncConnectionPool, rules: DcimTokenRules, clock: Callable[[], datetime]
+    settings: FleetSettings,
+    pool: AsyncConnectionPool,
+    rules: DcimTokenRules,
+    clock: Callable[[], datetime],
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> tuple[FleetApi, ApiServer]:
     """The service and both its ports over `pool`; every FleetService method needs a DCIM token."""
     # Page tokens are signed with a key derived from the JWT secret, so every replica accepts every
     # replica's tokens without another secret to distribute.
-    service = FleetApi(pool, PageTokens.derived_from(rules.secret), clock)
+    service = FleetApi(
+        pool,
+        PageTokens.derived_from(rules.secret),
+        clock,
+        summary_cache_seconds=settings.summary.cache_seconds,
+        summary_read_timeout_seconds=settings.summary.read_timeout_seconds,
+        monotonic=monotonic,
+    )
     stack = RequestStack(authenticate=DcimAuthenticator(DcimTokenValidator(rules)))
     connect = FleetServiceASGIApplication(
         service, interceptors=[ConnectStackInterceptor(stack)], codecs=connect_codecs(), read_max_bytes=READ_MAX_BYTES
@@ -132,10 +144,12 @@ async def running_fleet_api(
     *,
     rules: DcimTokenRules | None = None,
     clock: Callable[[], datetime] = utc_now,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> AsyncIterator[RunningFleetApi]:
     """Serve until the block ends; raises `SchemaTooOld` before serving when the schema is too old.
 
-    `rules` defaults to the production token rules of `settings` (tests may pass others).
+    `rules` defaults to the production token rules of `settings` (tests may pass others); `clock` is
+    the wall clock answers are judged by, `monotonic` the one the summary cache ages by.
     """
     # The pool gives up a failed reconnection at once instead of backing off in the background for
     # minutes: the next caller's request then connects afresh, so a restarted database is used at once.
@@ -143,11 +157,12 @@ async def running_fleet_api(
     await pool.open(wait=False)
     try:
         await _check_schema_at_start(pool)
-        service, server = build_server(settings, pool, rules or settings.auth.token_rules(), clock)
+        service, server = build_server(settings, pool, rules or settings.auth.token_rules(), clock, monotonic)
         await server.start()
         try:
             yield RunningFleetApi(settings, pool, service, server)
         finally:
             await server.stop()
+            await service.close()
     finally:
         await pool.close()

@@ -321,8 +321,15 @@ ORDER BY r.cluster_id, r.resource_type, r.namespace, r.name, r.id
 LIMIT %(limit)s;
 
 -- name: fleet_totals
--- Called by FleetApi.get_fleet_summary: platform-wide totals over live clusters of live, non-system
--- organizations, ready-cluster sums from the snapshots, and the stale count, in one pass.
+-- Called by FleetApi's summary read: platform-wide totals over live clusters of live, non-system
+-- organizations, ready-cluster sums from the snapshots, and the stale count.
+-- Projects and namespaces are counted by subtraction: every live row, minus the live rows under a dead
+-- ancestor (a deleted project; a deleted cluster; a cluster of a deleted or the system organization).
+-- Both counts of live rows are index-only scans of the partial "live" indexes, and the rows under dead
+-- ancestors are few and found through the same indexes, so the 1,000,000 namespaces of the scale fleet
+-- are counted without a join per namespace. A namespace has exactly one project, so its two ways of
+-- being under a dead ancestor (its project is deleted; its project is live on a dead cluster) never
+-- count it twice.
 WITH inventory AS (
     SELECT hb.interval_seconds, hb.first_completed
     FROM tenant.worker_heartbeats AS hb
@@ -333,62 +340,54 @@ live_organizations AS (
     FROM tenant.organizations AS o
     WHERE o.deleted IS NULL AND o.id <> tenant.system_organization_id()
 ),
-live_clusters AS MATERIALIZED (
-    SELECT c.id,
-           s.shoot_status,
-           snap.observed,
-           s.shoot_status_changed,
-           snap.nodes,
-           snap.ready_nodes,
-           snap.pods,
-           snap.allocatable_pods,
-           snap.cpu_allocatable_millicores,
-           snap.memory_allocatable_bytes
+dead_clusters AS MATERIALIZED (
+    SELECT c.id
+    FROM tenant.clusters AS c
+    LEFT JOIN live_organizations AS o ON o.id = c.organization_id
+    WHERE c.deleted IS NOT NULL OR o.id IS NULL
+),
+live_projects_of_dead_clusters AS MATERIALIZED (
+    SELECT p.id
+    FROM dead_clusters AS d
+    JOIN tenant.projects AS p ON p.cluster_id = d.id AND p.deleted IS NULL
+),
+cluster_totals AS (
+    -- A live cluster of a live organization is ready when its shoot is ready or unhealthy.
+    SELECT count(*) AS clusters,
+           count(*) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')) AS clusters_ready,
+           coalesce(sum(snap.nodes) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0) AS nodes,
+           coalesce(sum(snap.ready_nodes) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0) AS ready_nodes,
+           coalesce(sum(snap.pods) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0) AS pods,
+           coalesce(sum(snap.allocatable_pods) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0)
+               AS allocatable_pods,
+           coalesce(sum(snap.cpu_allocatable_millicores) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0)
+               AS cpu_allocatable_millicores,
+           coalesce(sum(snap.memory_allocatable_bytes) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0)
+               AS memory_allocatable_bytes,
+           count(*) FILTER (WHERE tenant.snapshot_is_stale(
+               s.shoot_status IN ('ready', 'unhealthy'), snap.observed, s.shoot_status_changed,
+               inventory.interval_seconds, inventory.first_completed, %(now)s::timestamptz
+           )) AS clusters_stale
     FROM tenant.clusters AS c
     JOIN live_organizations AS o ON o.id = c.organization_id
     LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
     LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
-    WHERE c.deleted IS NULL
-),
-live_projects AS MATERIALIZED (
-    SELECT p.id
-    FROM tenant.projects AS p
-    JOIN live_clusters AS c ON c.id = p.cluster_id
-    WHERE p.deleted IS NULL
-),
-namespaces_per_project AS (
-    SELECT n.project_id, count(*) AS namespaces
-    FROM tenant.namespaces AS n
-    WHERE n.deleted IS NULL
-    GROUP BY n.project_id
-),
-cluster_totals AS (
-    -- Every live cluster of a live organization is ready when its shoot is ready or unhealthy.
-    SELECT count(*) AS clusters,
-           count(*) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')) AS clusters_ready,
-           coalesce(sum(c.nodes) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0) AS nodes,
-           coalesce(sum(c.ready_nodes) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0) AS ready_nodes,
-           coalesce(sum(c.pods) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0) AS pods,
-           coalesce(sum(c.allocatable_pods) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0)
-               AS allocatable_pods,
-           coalesce(sum(c.cpu_allocatable_millicores) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0)
-               AS cpu_allocatable_millicores,
-           coalesce(sum(c.memory_allocatable_bytes) FILTER (WHERE c.shoot_status IN ('ready', 'unhealthy')), 0)
-               AS memory_allocatable_bytes,
-           count(*) FILTER (WHERE tenant.snapshot_is_stale(
-               c.shoot_status IN ('ready', 'unhealthy'), c.observed, c.shoot_status_changed,
-               inventory.interval_seconds, inventory.first_completed, %(now)s::timestamptz
-           )) AS clusters_stale
-    FROM live_clusters AS c
     LEFT JOIN inventory ON true
+    WHERE c.deleted IS NULL
 )
 SELECT (SELECT count(*) FROM live_organizations)::integer AS organizations,
        (SELECT count(*) FROM live_organizations WHERE listed_publicly)::integer AS organizations_listed,
        t.clusters::integer,
-       (SELECT count(*) FROM live_projects)::integer AS projects,
-       (SELECT coalesce(sum(npp.namespaces), 0)
-        FROM live_projects AS p
-        JOIN namespaces_per_project AS npp ON npp.project_id = p.id)::integer AS namespaces,
+       ((SELECT count(*) FROM tenant.projects AS p WHERE p.deleted IS NULL)
+        - (SELECT count(*) FROM live_projects_of_dead_clusters))::integer AS projects,
+       ((SELECT count(*) FROM tenant.namespaces AS n WHERE n.deleted IS NULL)
+        - (SELECT count(*)
+           FROM tenant.projects AS p
+           JOIN tenant.namespaces AS n ON n.project_id = p.id AND n.deleted IS NULL
+           WHERE p.deleted IS NOT NULL)
+        - (SELECT count(*)
+           FROM live_projects_of_dead_clusters AS p
+           JOIN tenant.namespaces AS n ON n.project_id = p.id AND n.deleted IS NULL))::integer AS namespaces,
        t.clusters_ready::integer,
        t.nodes::bigint,
        t.ready_nodes::bigint,

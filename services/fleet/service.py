@@ -12,6 +12,7 @@ ages are judged at one instant on both sides.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -26,7 +27,9 @@ from typing_extensions import override
 from services.common.errors import NotFound
 from services.common.paging import FilterValue, KeyPart, PageTokens, page_size, split_page
 from services.fleet import convert, queries
+from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS
 from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
+from services.overview.cache import Outcome, SingleFlightCache
 
 NO_STORE = "private, no-store"
 _NAME_ID = (KeyPart.TEXT, KeyPart.UUID)
@@ -56,11 +59,45 @@ class FleetApi(FleetService):
     """Serves FleetService over both protocols (see services/fleet/main.py)."""
 
     def __init__(
-        self, pool: psycopg_pool.AsyncConnectionPool, tokens: PageTokens, clock: Callable[[], datetime]
+        self,
+        pool: psycopg_pool.AsyncConnectionPool,
+        tokens: PageTokens,
+        clock: Callable[[], datetime],
+        *,
+        summary_cache_seconds: float = 0.0,
+        summary_read_timeout_seconds: float = 10.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self._pool = pool
         self._tokens = tokens
         self._clock = clock
+        # The summary is the same for every caller and costs a pass over the whole platform: shared
+        # behind a single flight for `summary_cache_seconds` (0: read on every call).
+        self._summary: SingleFlightCache[fleet_pb2.GetFleetSummaryResponse] | None = None
+        if summary_cache_seconds > 0:
+            self._summary = SingleFlightCache(
+                self._read_summary,
+                ttl_seconds=summary_cache_seconds,
+                read_timeout_seconds=summary_read_timeout_seconds,
+                clock=monotonic,
+                on_lookup=_count_summary_lookup,
+                failure_message="the fleet summary is unavailable right now, try again later",
+            )
+
+    @property
+    def summary_reading(self) -> bool:
+        """Whether a shared summary read is running right now (tests wait on it)."""
+        return self._summary is not None and self._summary.reading
+
+    @property
+    def summary_waiting(self) -> int:
+        """Callers waiting for the running summary read right now (tests wait on it)."""
+        return 0 if self._summary is None else self._summary.waiting
+
+    async def close(self) -> None:
+        """Stop a running shared summary read (at shutdown, before the pool closes)."""
+        if self._summary is not None:
+            await self._summary.close()
 
     @override
     async def list_organizations(
@@ -176,6 +213,12 @@ class FleetApi(FleetService):
         ctx: RequestContext[fleet_pb2.GetFleetSummaryRequest, fleet_pb2.GetFleetSummaryResponse],
     ) -> fleet_pb2.GetFleetSummaryResponse:
         _no_store(ctx)
+        if self._summary is None:
+            return await self._read_summary()
+        return (await self._summary.get()).value
+
+    async def _read_summary(self) -> fleet_pb2.GetFleetSummaryResponse:
+        """One summary, read in one snapshot at the clock's current instant (its `read` field)."""
         now = self._clock()
         async with self._pool.connection() as conn:
             await queries.begin_consistent_read(conn)
@@ -220,6 +263,10 @@ class FleetApi(FleetService):
             last_key = (last.cluster_id, last.resource_type, last.namespace, last.name, last.id)
             token = self._tokens.encode("infrastructure_resources", bound, _LEDGER_KEY, last_key)
         return convert.list_infrastructure_resources_response(page.rows, token)
+
+
+def _count_summary_lookup(outcome: Outcome) -> None:
+    SUMMARY_CACHE_LOOKUPS.labels(outcome.value).inc()
 
 
 def _no_store(ctx: RequestContext[Any, Any]) -> None:

@@ -2,7 +2,8 @@
 
 Groups: `database` (connects as `fun_platform_admin_api`), `http` (ports and the DCIM origins CORS
 allows, with credentials), `auth` (the shared JWT secret; issuer and audience are fixed and only tests
-construct other values). Errors name the variable and the bad value.
+construct other values), `summary` (how long one fleet summary is shared). Errors name the variable
+and the bad value.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from services.common.settings import (
     HttpSettings,
     SettingsError,
     env_choice,
+    env_float,
     env_int,
     env_secret,
 )
@@ -52,12 +54,35 @@ class AuthSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class SummarySettings:
+    """How long one GetFleetSummary answer is shared.
+
+    The summary counts across the whole platform (1,000,000 namespaces at ADR-0002 scale), which no
+    index makes cheap, and its answer is the same for every staff member, so each replica reads it at
+    most once per `cache_seconds` behind a single flight; the answer's `read` field says when.
+    """
+
+    cache_seconds: float = 15.0
+    """SUMMARY_CACHE_SECONDS: seconds one summary is shared (default 15); 0 reads it on every call."""
+    read_timeout_seconds: float = 10.0
+    """SUMMARY_READ_TIMEOUT_SECONDS: deadline of one shared summary read, in seconds (default 10)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> SummarySettings:
+        return cls(
+            cache_seconds=env_float(env, "SUMMARY_CACHE_SECONDS", 15.0, minimum=0),
+            read_timeout_seconds=env_float(env, "SUMMARY_READ_TIMEOUT_SECONDS", 10.0, minimum=0.1),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class FleetSettings:
     """Everything platform-admin-api reads from its environment."""
 
     database: DatabaseSettings
     http: HttpSettings
     auth: AuthSettings
+    summary: SummarySettings = SummarySettings()
     log_level: str = "info"
     """LOG_LEVEL: debug, info, warning or error."""
 
@@ -73,6 +98,7 @@ class FleetSettings:
                 origins=DEFAULT_DCIM_ORIGINS,
             ),
             auth=AuthSettings.from_env(env),
+            summary=SummarySettings.from_env(env),
             log_level=env_choice(env, "LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
         )
 
