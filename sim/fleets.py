@@ -9,6 +9,7 @@ collector's memory benchmark.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
@@ -39,6 +40,12 @@ def named_fleet(name: str, seed: int = 0) -> Fleet:
     if name not in SIZES:
         raise ValueError(f"unknown fleet {name!r}: expected one of {', '.join(FLEET_NAMES)}")
     return generate(name, seed)
+
+
+def fleet_of_organizations(organizations: int, seed: int = 0) -> Fleet:
+    """A fleet shaped like `scale` (five clusters per organization), with `organizations` organizations."""
+    shape = SIZES["scale"]
+    return generate(replace(shape, name=f"scale-{organizations}", organizations=organizations), seed)
 
 
 def huge_fleet(nodes: int = HUGE_NODES, pods: int = HUGE_PODS) -> tuple[Fleet, ContentProfile]:

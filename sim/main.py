@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from services.common.settings import SettingsError, env_float, env_int, env_str
-from sim.fleets import FLEET_NAMES, huge_fleet, named_fleet
+from sim.fleets import FLEET_NAMES, fleet_of_organizations, huge_fleet, named_fleet
 from sim.generate import DEFAULT_PROFILE
 from sim.runner import SimServer
 from sim.simulator import SimSettings
@@ -40,6 +40,12 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         choices=FLEET_NAMES,
         default=env_str(env, "FLEET_SIM_FLEET", "demo"),
         help="the seed's fleet to play (default: demo; env FLEET_SIM_FLEET)",
+    )
+    which.add_argument(
+        "--organizations",
+        type=int,
+        metavar="N",
+        help="a fleet shaped like `scale` (five clusters each) with N organizations, e.g. 424 for 2,000 shoots",
     )
     which.add_argument(
         "--huge-shoot",
@@ -109,6 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     if args.huge_shoot:
         fleet, profile = huge_fleet()
+    elif args.organizations is not None:
+        try:
+            fleet, profile = fleet_of_organizations(args.organizations, args.seed), DEFAULT_PROFILE
+        except ValueError as error:
+            parser.error(str(error))
     else:
         fleet, profile = named_fleet(args.fleet, args.seed), DEFAULT_PROFILE
     server = SimServer(fleet, settings, profile=profile, state_dir=args.state_dir)
