@@ -178,9 +178,8 @@ def many_shoots(shoots: int, workers: int) -> bool:
         print(
             f"  pass over {len(running):,} shoots: {requests:,} requests in {wall:.1f} s = {requests / wall:,.0f} req/s"
         )
-        print(
-            f"  simulator CPU {cpu:.1f} s = {cpu / requests * 1000:.2f} ms per request; peak RSS {mib(sim.peak_rss_bytes())}"
-        )
+        print(f"  simulator CPU {cpu:.1f} s = {cpu / requests * 1000:.2f} ms per request")
+        print(f"  simulator peak RSS {mib(sim.peak_rss_bytes())}")
         return sim.peak_rss_bytes() < RSS_LIMIT_BYTES and status == 200
 
 
