@@ -1,0 +1,301 @@
+"""Benchmark: platform-admin-api at ADR-0002 scale (issue 5), figures measured side by side in one run.
+
+    .venv/bin/python -m bench.fleet_api [--dsn SUPERUSER_DSN] [--rounds 21] [--seed 0] [--rebuild]
+
+On the scale fleet (10,000 organizations, 50,000 clusters, 250,000 projects, 1,000,000 namespaces) plus
+what the collector and reconcile would have written (bench/fleet_api_world.sql), the real service runs
+in this process on loopback, connected as fun_platform_admin_api, and is called over gRPC with a DCIM
+token. Server-side latency is what the request stack itself logs for each call (`duration_ms`: from
+receiving the call to its answer, authentication and conversion included).
+
+Targets (issue 5), each a ratio of medians over rotating rounds:
+- keyset paging: the 500th page of ListClusters (page size 100, deleted clusters included, so page
+  500 is the last of 50,000 rows) costs at most 1.5x the first page;
+- GetFleetSummary costs at most 3x a plain `SELECT count(*) FROM tenant.clusters` (as the same role,
+  timed round trip) in the same run. Two figures are printed: the summary as served (the default
+  SUMMARY_CACHE_SECONDS=15, so most calls share an answer read at most once per 15 s) and the
+  summary read on every call (a second instance of the service with SUMMARY_CACHE_SECONDS=0), which
+  is what one database read of it costs.
+Also printed: the median server-side latency of every RPC.
+
+The scale database is built once by bench.overview_function.prepare (about a minute) and copied into
+`fleet_bench_admin_s<seed>` with the observations (kept, and rebuilt when the seed or the migrations
+change). Without `--dsn`, an embedded server with its data in `.fleet/bench-admin-pg` is started for
+the run and stopped after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import logging
+import secrets
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import grpc
+import psycopg
+from fundament.fleet.v1 import fleet_pb2
+from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
+from psycopg import sql
+
+from bench.overview_function import prepare
+from db.embedded import EmbeddedPostgres, runtime_root
+from db.migrate import available
+from services.common.auth import DcimTokenRules, mint_token
+from services.common.db import load_queries
+from services.fleet.app import running_fleet_api
+from services.fleet.settings import FleetSettings
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+WORLD = load_queries(Path(__file__).with_name("fleet_api_world.sql"))
+PAGE_TARGET = 1.5
+SUMMARY_TARGET = 3.0
+COUNT = "SELECT count(*) FROM tenant.clusters"
+ROLE = "fun_platform_admin_api"
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+@contextmanager
+def _server(dsn: str | None) -> Iterator[str]:
+    if dsn is not None:
+        yield dsn
+        return
+    server = EmbeddedPostgres(runtime_root(PROJECT_DIR) / "bench-admin-pg", fast=True)
+    was_running = server.initialized() and server.running()
+    server.start()
+    try:
+        yield server.dsn
+    finally:
+        if not was_running:
+            server.stop()
+
+
+def _marker(seed: int) -> str:
+    world = Path(__file__).with_name("fleet_api_world.sql").read_bytes()
+    digest = hashlib.sha256(b"".join(m.path.read_bytes() for m in available()) + world).hexdigest()[:16]
+    return f"fleet bench admin world, seed {seed}, digest {digest}"
+
+
+def prepare_world(dsn: str, seed: int, *, rebuild: bool) -> str:
+    """The DSN of a copy of the scale fleet with observations written, built only when needed."""
+    scale = prepare(dsn, seed, rebuild=rebuild)
+    scale_name = psycopg.conninfo.conninfo_to_dict(scale)["dbname"]
+    name = f"fleet_bench_admin_s{seed}"
+    marker = _marker(seed)
+    target = psycopg.conninfo.make_conninfo(dsn, dbname=name)
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT pg_catalog.shobj_description(oid, 'pg_database') FROM pg_catalog.pg_database WHERE datname = %s",
+            [name],
+        ).fetchone()
+        if not rebuild and row is not None and row[0] == marker:
+            _say(f"reusing database {name}")
+            return target
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        admin.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name), sql.Identifier(str(scale_name)))
+        )
+    started = time.monotonic()
+    with psycopg.connect(target) as conn:
+        for query in WORLD.values():
+            conn.execute(query.sql)
+    with psycopg.connect(target, autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE)")
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(name), sql.Literal(marker)))
+    _say(f"wrote the observations into {name} in {time.monotonic() - started:.0f} s")
+    return target
+
+
+class ServerSide(logging.Handler):
+    """Collects the request stack's own `duration_ms` per method."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.durations: dict[str, list[float]] = {}
+        self.last: float | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        duration = getattr(record, "duration_ms", None)
+        procedure = getattr(record, "procedure", None)
+        if duration is not None and procedure is not None and getattr(record, "code", None) == "ok":
+            self.durations.setdefault(str(procedure).rsplit("/", 1)[-1], []).append(float(duration))
+            self.last = float(duration)
+
+
+async def measured(log: ServerSide, call: Awaitable[Any]) -> float:
+    """Server-side milliseconds of one call."""
+    log.last = None
+    await call
+    if log.last is None:
+        raise RuntimeError("the call logged no duration")
+    return log.last
+
+
+async def token_of_page(stub: FleetServiceStub, metadata: Any, page: int, request: dict[str, Any]) -> str:
+    """The page token that asks for page `page` (1-based) of ListClusters."""
+    token = ""
+    for _ in range(page - 1):
+        response = await stub.ListClusters(
+            fleet_pb2.ListClustersRequest(page_token=token, **request), metadata=metadata
+        )
+        token = response.next_page_token
+        if not token:
+            raise RuntimeError(f"ListClusters has fewer than {page} pages of {request['page_size']}")
+    return token
+
+
+def _settings(target: str, secret: str, **extra: str) -> FleetSettings:
+    return FleetSettings.from_env(
+        {
+            "DATABASE_URL": psycopg.conninfo.make_conninfo(target, user=ROLE),
+            "HTTP_PORT": "0",
+            "GRPC_PORT": "0",
+            "JWT_SECRET": secret,
+            "DATABASE_STATEMENT_TIMEOUT_MS": "60000",
+            "SUMMARY_READ_TIMEOUT_SECONDS": "60",
+            "DATABASE_POOL_MIN": "2",
+            **extra,
+        }
+    )
+
+
+async def run(target: str, rounds: int) -> dict[str, float]:
+    secret = secrets.token_urlsafe(48)
+    served_settings = _settings(target, secret)
+    uncached_settings = _settings(target, secret, SUMMARY_CACHE_SECONDS="0")
+    rules = DcimTokenRules(secret.encode())
+    token = mint_token(rules, subject=uuid.uuid4(), ttl=timedelta(hours=1), now=datetime.now(UTC))
+    metadata = (("authorization", f"Bearer {token}"),)
+    log = ServerSide()
+    serving = logging.getLogger("services.common.serving")
+    serving.setLevel(logging.INFO)
+    serving.addHandler(log)
+    serving.propagate = False
+    async with (
+        running_fleet_api(served_settings, rules=rules) as served,
+        running_fleet_api(uncached_settings, rules=rules) as uncached,
+    ):
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{served.server.grpc_port}")
+        uncached_channel = grpc.aio.insecure_channel(f"127.0.0.1:{uncached.server.grpc_port}")
+        stub = FleetServiceStub(channel)
+        uncached_stub = FleetServiceStub(uncached_channel)
+        count_conn = await psycopg.AsyncConnection.connect(served_settings.database.url, autocommit=True)
+        try:
+            page_request: dict[str, Any] = {"page_size": 100, "include_deleted": True}
+            deep = await token_of_page(stub, metadata, 500, page_request)
+            last = await stub.ListClusters(
+                fleet_pb2.ListClustersRequest(page_token=deep, **page_request), metadata=metadata
+            )
+            more = bool(last.next_page_token)
+            _say(f"page 500 of ListClusters holds {len(last.clusters)} clusters; more after it: {more}")
+            some_cluster = last.clusters[0].id
+
+            async def count() -> float:
+                started = time.perf_counter()
+                await (await count_conn.execute(COUNT)).fetchone()
+                return (time.perf_counter() - started) * 1000
+
+            calls: dict[str, Callable[[], Awaitable[float]]] = {
+                "ListClusters page 1": lambda: measured(
+                    log, stub.ListClusters(fleet_pb2.ListClustersRequest(**page_request), metadata=metadata)
+                ),
+                "ListClusters page 500": lambda: measured(
+                    log,
+                    stub.ListClusters(
+                        fleet_pb2.ListClustersRequest(page_token=deep, **page_request), metadata=metadata
+                    ),
+                ),
+                "GetFleetSummary (served)": lambda: measured(
+                    log, stub.GetFleetSummary(fleet_pb2.GetFleetSummaryRequest(), metadata=metadata)
+                ),
+                "GetFleetSummary (uncached)": lambda: measured(
+                    log, uncached_stub.GetFleetSummary(fleet_pb2.GetFleetSummaryRequest(), metadata=metadata)
+                ),
+                "count(*) clusters": count,
+                "ListOrganizations": lambda: measured(
+                    log, stub.ListOrganizations(fleet_pb2.ListOrganizationsRequest(), metadata=metadata)
+                ),
+                "ListDriftFindings": lambda: measured(
+                    log, stub.ListDriftFindings(fleet_pb2.ListDriftFindingsRequest(), metadata=metadata)
+                ),
+                "GetCluster": lambda: measured(
+                    log, stub.GetCluster(fleet_pb2.GetClusterRequest(id=some_cluster), metadata=metadata)
+                ),
+                "ListInfrastructureResources": lambda: measured(
+                    log,
+                    stub.ListInfrastructureResources(fleet_pb2.ListInfrastructureResourcesRequest(), metadata=metadata),
+                ),
+            }
+            times: dict[str, list[float]] = {name: [] for name in calls}
+            for call in calls.values():  # warm-up: caches and the pool's connections
+                for _ in range(2):
+                    await call()
+            names = list(calls)
+            for i in range(rounds):
+                # Rotate the order so no call always follows the same one.
+                for name in names[i % len(names) :] + names[: i % len(names)]:
+                    times[name].append(await calls[name]())
+        finally:
+            await count_conn.close()
+            await channel.close()
+            await uncached_channel.close()
+    return report(times)
+
+
+def report(times: dict[str, list[float]]) -> dict[str, float]:
+    """Print the table and the two target ratios; return the medians and ratios."""
+    figures: dict[str, float] = {}
+    for name, values in times.items():
+        figures[name] = statistics.median(values)
+        kind = "client round trip" if name.startswith("count") else "server-side"
+        _say(f"{name:<30} median {figures[name]:9.2f} ms   min {min(values):9.2f} ms   ({kind}, {len(values)} rounds)")
+    ratios = {
+        "ListClusters page 500 / page 1": (
+            figures["ListClusters page 500"] / figures["ListClusters page 1"],
+            PAGE_TARGET,
+        ),
+        "GetFleetSummary (served) / count(*)": (
+            figures["GetFleetSummary (served)"] / figures["count(*) clusters"],
+            SUMMARY_TARGET,
+        ),
+        "GetFleetSummary (uncached) / count(*)": (
+            figures["GetFleetSummary (uncached)"] / figures["count(*) clusters"],
+            SUMMARY_TARGET,
+        ),
+    }
+    for label, (ratio, target) in ratios.items():
+        _say(f"ratio {label}: {ratio:.2f} (target <= {target:g}: {'met' if ratio <= target else 'NOT met'})")
+        figures[label] = ratio
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.fleet_api", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dsn", default=None, help="superuser DSN of a server to use (default: an embedded one)")
+    parser.add_argument("--rounds", type=int, default=21, help="measured rounds per call (default 21)")
+    parser.add_argument("--seed", type=int, default=0, help="fleet seed (default 0)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the databases even if cached")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    with _server(args.dsn) as dsn:
+        target = prepare_world(dsn, args.seed, rebuild=args.rebuild)
+        asyncio.run(run(target, args.rounds))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
