@@ -1,0 +1,320 @@
+"""DCIM's staff /platform lists in headless Chromium: clusters and their filters, drift, one cluster, ledger.
+
+Expected values come from the fleet description and the database rows, judged with the one
+`clusterstatus` rule, or (for what only the API computes, like finding order) from the API itself
+over gRPC. Lists longer than a page are walked with "Show more" and "Show all". Each test saves a
+screenshot.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+from fundament.fleet.v1 import fleet_pb2
+
+from db.seed.model import SYSTEM_ORGANIZATION_ID
+from services.common import clusterstatus
+from tests.fixtures.browser import Page
+from tests.fixtures.pages import (
+    MARKUP_ORGANIZATION,
+    PAGING_DONE,
+    PAGING_MORE,
+    WebWorld,
+    cluster_ids_shown,
+    dcim_ready,
+    grpc_call,
+    listed_clusters,
+    open_dcim,
+    stale_cluster_ids,
+    status_of,
+)
+
+pytestmark = pytest.mark.browser
+
+
+# --- clusters --------------------------------------------------------------------------------------
+
+
+async def test_cluster_list_pages_through_every_cluster(page: Page, web_world: WebWorld) -> None:
+    expected = {str(c.id) for c in listed_clusters(web_world.fleet)}
+    assert 100 < len(expected) <= 200, "the world should need exactly two pages"
+    await open_dcim(page, web_world, "/clusters")
+    await page.wait_for(dcim_ready("clusters"))
+    await page.wait_for(PAGING_MORE)
+    assert len(await cluster_ids_shown(page)) == 100
+    assert "More follow." in await page.text("#clusters-paging")
+    await page.click("#clusters-more")
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-clusters-all")
+    assert await page.evaluate("document.querySelector('#clusters-more') === null")
+    shown = await cluster_ids_shown(page)
+    assert len(shown) == len(expected) and set(shown) == expected
+    assert f"Showing {len(expected)} clusters." in await page.text("#clusters-paging")
+
+
+async def test_status_filter_shows_exactly_the_clusters_in_that_status(page: Page, web_world: WebWorld) -> None:
+    clusters = listed_clusters(web_world.fleet)
+    errors = {str(c.id) for c in clusters if status_of(c) is clusterstatus.ClusterStatus.ERROR}
+    assert errors, "the world should have clusters in error"
+    await open_dcim(page, web_world, "/clusters")
+    await page.wait_for(dcim_ready("clusters"))
+    await page.click("input[name=status][value=CLUSTER_STATUS_ERROR]")
+    await page.wait_for(dcim_ready("clusters", "status=CLUSTER_STATUS_ERROR"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-clusters-error")
+    assert set(await cluster_ids_shown(page)) == errors
+    assert set(await page.texts("#clusters tbody [data-status]")) == {"Error"}
+    assert await page.evaluate("document.querySelector('input[value=CLUSTER_STATUS_ERROR]').checked")
+
+
+async def test_needs_attention_and_stale_filters(page: Page, web_world: WebWorld) -> None:
+    clusters = listed_clusters(web_world.fleet)
+    attention = {str(c.id) for c in clusters if clusterstatus.needs_attention(status_of(c))}
+    stale = stale_cluster_ids(web_world.database) & {str(c.id) for c in clusters}
+    assert attention and stale
+    await open_dcim(page, web_world, "/clusters?attention=1")
+    await page.wait_for(dcim_ready("clusters"))
+    await page.wait_for(PAGING_DONE)
+    assert set(await cluster_ids_shown(page)) == attention
+
+    await page.evaluate("window.location.hash = '#/clusters?stale=1'")
+    await page.wait_for(dcim_ready("clusters", "stale=1"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-clusters-stale")
+    assert set(await cluster_ids_shown(page)) == stale
+    assert await page.evaluate(
+        "Array.from(document.querySelectorAll('#clusters tbody tr')).every((r) => r.querySelector('[data-flag=stale]'))"
+    )
+
+
+async def test_organization_and_region_filters_combine(page: Page, web_world: WebWorld) -> None:
+    clusters = listed_clusters(web_world.fleet)
+    first = sorted(clusters, key=lambda c: (c.name, str(c.id)))[0]
+    organization = next(o for o in web_world.fleet.organizations if o.id == first.organization_id)
+    of_organization = {str(c.id) for c in clusters if c.organization_id == organization.id}
+    in_region = {str(c.id) for c in clusters if c.organization_id == organization.id and c.region == first.region}
+    assert len(of_organization) > len(in_region) > 0, "the organization should span regions"
+
+    await open_dcim(page, web_world, "/clusters")
+    await page.wait_for(dcim_ready("clusters"))
+    # The organization link in the first row filters by that organization.
+    await page.click(f"#clusters tr[data-cluster-id='{first.id}'] td:nth-child(2) a")
+    await page.wait_for(dcim_ready("clusters", f"org={organization.id}"))
+    await page.wait_for(PAGING_DONE)
+    assert set(await cluster_ids_shown(page)) == of_organization
+    assert await page.text(".chip") == f"Organization: {organization.name} ✕"
+
+    await page.type_into("#region-filter", first.region)
+    await page.evaluate("document.querySelector('#cluster-filters').requestSubmit()")
+    await page.wait_for(dcim_ready("clusters", f"region={first.region}"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-clusters-organization-region")
+    assert set(await cluster_ids_shown(page)) == in_region
+    assert set(await page.texts("#clusters tbody td:nth-child(3)")) == {first.region}
+
+
+# --- drift -----------------------------------------------------------------------------------------
+
+
+async def list_every_finding(
+    world: WebWorld, kind: fleet_pb2.DriftKind = fleet_pb2.DRIFT_KIND_UNSPECIFIED
+) -> list[Any]:
+    findings: list[Any] = []
+    token = ""
+    while True:
+        answer = await grpc_call(
+            world, "ListDriftFindings", fleet_pb2.ListDriftFindingsRequest(page_size=500, page_token=token, kind=kind)
+        )
+        findings += answer.findings
+        token = answer.next_page_token
+        if not token:
+            return findings
+
+
+async def test_drift_findings_by_kind(page: Page, web_world: WebWorld) -> None:
+    kind = fleet_pb2.DRIFT_KIND_VERSION_MISMATCH
+    expected = {f.id for f in await list_every_finding(web_world, kind)}
+    assert expected
+    await open_dcim(page, web_world, "/drift")
+    await page.wait_for(dcim_ready("drift"))
+    await page.evaluate(
+        "const s = document.querySelector('#kind-filter'); s.value = 'DRIFT_KIND_VERSION_MISMATCH';"
+        " s.dispatchEvent(new Event('change'))"
+    )
+    await page.wait_for(dcim_ready("drift", "kind=DRIFT_KIND_VERSION_MISMATCH"))
+    if await page.evaluate(PAGING_MORE):
+        await page.click("#findings-all")
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-drift-version-mismatch")
+    shown = await page.evaluate(
+        "Array.from(document.querySelectorAll('#findings tbody tr'), (r) => r.dataset.findingId)"
+    )
+    assert set(shown) == expected and len(shown) == len(expected)
+    assert set(await page.texts("#findings tbody .kind")) == {"Version mismatch"}
+
+
+async def test_every_open_finding_is_listed_across_pages(page: Page, web_world: WebWorld) -> None:
+    expected = [f.id for f in await list_every_finding(web_world)]
+    assert len(expected) > 100, "the world should need more than one page of findings"
+    await open_dcim(page, web_world, "/drift")
+    await page.wait_for(dcim_ready("drift"))
+    await page.wait_for(PAGING_MORE)
+    await page.click("#findings-all")
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-drift-all")
+    shown = await page.evaluate(
+        "Array.from(document.querySelectorAll('#findings tbody tr'), (r) => r.dataset.findingId)"
+    )
+    assert shown == expected, "every open finding once, in the API's order"
+
+
+# --- one cluster -----------------------------------------------------------------------------------
+
+
+def detail_expectations(world: WebWorld) -> dict[str, Any]:
+    """A live, collected cluster with open findings and ledger rows, and what its page must list."""
+    with world.database.admin() as conn:
+        row = conn.execute(
+            "SELECT c.id, c.name FROM tenant.clusters c"
+            " JOIN tenant.organizations o ON o.id = c.organization_id AND o.deleted IS NULL"
+            " WHERE c.deleted IS NULL AND o.id <> tenant.system_organization_id()"
+            " AND EXISTS (SELECT 1 FROM tenant.namespace_snapshots s WHERE s.cluster_id = c.id)"
+            " AND EXISTS (SELECT 1 FROM tenant.drift_findings f WHERE f.cluster_id = c.id AND f.resolved IS NULL)"
+            " ORDER BY c.name, c.id LIMIT 1"
+        ).fetchone()
+        assert row is not None
+        cluster_id = row[0]
+        pools = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM tenant.node_pools WHERE cluster_id = %s AND deleted IS NULL ORDER BY name",
+                (cluster_id,),
+            )
+        ]
+        namespaces = {
+            (str(r[0]), str(r[1])): r[2]
+            for r in conn.execute(
+                "SELECT p.name, n.name, s.pods FROM tenant.namespaces n"
+                " JOIN tenant.projects p ON p.id = n.project_id AND p.deleted IS NULL"
+                " LEFT JOIN tenant.namespace_snapshots s ON s.namespace_id = n.id"
+                " WHERE p.cluster_id = %s AND n.deleted IS NULL",
+                (cluster_id,),
+            )
+        }
+        findings = conn.execute(
+            "SELECT count(*) FROM tenant.drift_findings WHERE cluster_id = %s AND resolved IS NULL", (cluster_id,)
+        ).fetchone()
+        ledger = {
+            str(r[0]): (r[1], r[2])
+            for r in conn.execute(
+                "SELECT resource_type, count(*), count(*) FILTER (WHERE billable) FROM tenant.infrastructure_resources"
+                " WHERE cluster_id = %s AND destroyed IS NULL GROUP BY resource_type",
+                (cluster_id,),
+            )
+        }
+    assert findings is not None
+    return {
+        "id": str(cluster_id),
+        "name": str(row[1]),
+        "pools": pools,
+        "namespaces": namespaces,
+        "findings": findings[0],
+        "ledger": ledger,
+    }
+
+
+async def test_a_clusters_detail_shows_pools_namespaces_findings_and_ledger(page: Page, web_world: WebWorld) -> None:
+    expected = detail_expectations(web_world)
+    await open_dcim(page, web_world, "/clusters")
+    await page.wait_for(dcim_ready("clusters"))
+    await page.wait_for(PAGING_MORE)
+    link = f"#clusters tr[data-cluster-id='{expected['id']}'] a.cluster-link"
+    await page.click(link)
+    await page.wait_for(dcim_ready("cluster"))
+    await page.screenshot("dcim-platform-cluster-detail")
+
+    assert (await page.text("#cluster-name")).startswith(expected["name"])
+    assert [row[0] for row in await page.table("#node-pools")] == expected["pools"]
+    namespaces = {(row[0], row[1]): row[2] for row in await page.table("#namespaces")}
+    assert namespaces == {key: "—" if pods is None else str(pods) for key, pods in expected["namespaces"].items()}
+    assert len(await page.table("#cluster-findings")) == expected["findings"]
+    ledger = {row[0]: (int(row[1]), int(row[2])) for row in await page.table("#ledger-counts")}
+    assert ledger == expected["ledger"]
+    assert page.errors() == []
+
+    await page.click("#ledger-link")
+    await page.wait_for(dcim_ready("ledger"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-ledger-of-cluster")
+    types = Counter(
+        await page.evaluate(
+            "Array.from(document.querySelectorAll('#resources tbody tr'), (r) => r.dataset.resourceType)"
+        )
+    )
+    assert {t: n for t, n in types.items()} == {t: counts[0] for t, counts in expected["ledger"].items()}
+
+
+async def test_an_unknown_cluster_shows_the_apis_not_found(page: Page, web_world: WebWorld) -> None:
+    await open_dcim(page, web_world, "/clusters/00000000-0000-4000-8000-00000000dead")
+    await page.wait_for("document.body.dataset.state === 'error'")
+    await page.screenshot("dcim-platform-unknown-cluster")
+    assert "not_found" in await page.text("#error")
+
+
+async def test_ledger_filters_by_type_billing_and_destroyed_rows(page: Page, web_world: WebWorld) -> None:
+    with web_world.database.admin() as conn:
+        row = conn.execute(
+            "SELECT count(*) FILTER (WHERE r.destroyed IS NULL), count(*) FROM tenant.infrastructure_resources r"
+            " JOIN tenant.clusters c ON c.id = r.cluster_id"
+            " WHERE r.resource_type = 'kubernetes.node' AND c.organization_id <> tenant.system_organization_id()"
+        ).fetchone()
+    assert row is not None
+    active, with_destroyed = int(str(row[0])), int(str(row[1]))
+    assert with_destroyed > active > 0
+
+    await open_dcim(page, web_world, "/ledger?type=kubernetes.node&billable=yes")
+    await page.wait_for(dcim_ready("ledger"))
+    if await page.evaluate(PAGING_MORE):
+        await page.click("#resources-all")
+    await page.wait_for(PAGING_DONE)
+    types = await page.evaluate(
+        "Array.from(document.querySelectorAll('#resources tbody tr'), (r) => r.dataset.resourceType)"
+    )
+    assert len(types) == active and set(types) == {"kubernetes.node"}
+
+    await page.click("#destroyed-filter")
+    await page.wait_for(dcim_ready("ledger", "destroyed=1"))
+    if await page.evaluate(PAGING_MORE):
+        await page.click("#resources-all")
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-ledger-nodes-with-destroyed")
+    assert await page.evaluate("document.querySelectorAll('#resources tbody tr').length") == with_destroyed
+    destroyed_rows = await page.evaluate("document.querySelectorAll('#resources tbody tr.destroyed').length")
+    assert destroyed_rows == with_destroyed - active
+
+    await page.evaluate(
+        "const s = document.querySelector('#billable-filter'); s.value = 'no'; s.dispatchEvent(new Event('change'))"
+    )
+    await page.wait_for(dcim_ready("ledger", "billable=no"))
+    assert await page.text("#resources .empty") == "No ledger row matches these filters."
+
+
+# --- organizations and markup ----------------------------------------------------------------------
+
+
+async def test_organizations_list_every_organization_and_show_markup_as_text(page: Page, web_world: WebWorld) -> None:
+    expected = {o.name for o in web_world.fleet.organizations if o.id != SYSTEM_ORGANIZATION_ID}
+    await open_dcim(page, web_world, "/organizations")
+    await page.wait_for(dcim_ready("organizations"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-organizations")
+    shown = await page.evaluate(
+        "Array.from(document.querySelectorAll('#organizations tbody tr'), (r) => r.dataset.organization)"
+    )
+    assert sorted(shown) == sorted(expected)
+    markup = f"#organizations tr[data-organization='{MARKUP_ORGANIZATION.name}'] .primary"
+    assert await page.text(markup) == MARKUP_ORGANIZATION.alias
+    assert await page.evaluate("document.querySelectorAll('#organizations img, #organizations b').length") == 0
+    assert await page.evaluate("window.__injected === undefined")
