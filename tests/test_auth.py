@@ -5,7 +5,13 @@ tests/test_fleet_auth.py runs the same table over both protocols against a runni
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
+import random
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -110,3 +116,58 @@ def test_short_secret_is_refused() -> None:
 def test_mint_refuses_a_non_positive_ttl() -> None:
     with pytest.raises(ValueError, match="positive"):
         mint_token(RULES, subject=uuid.UUID(SUBJECT), ttl=timedelta(0), now=datetime.now(UTC))
+
+
+# ---- robustness: whatever a signed token holds, the answer is Unauthenticated or a subject
+
+_ODD_VALUES: tuple[object, ...] = (
+    None,
+    True,
+    0,
+    -1,
+    2**70,
+    1.5e300,
+    "",
+    "x",
+    "dcim-user",
+    "dcim-authn-api",
+    SUBJECT,
+    [],
+    ["dcim-user", 3],
+    [None],
+    {},
+    {"a": 1},
+    "9" * 400,
+)
+
+
+def _signed_raw(header: dict[str, object], payload: object) -> str:
+    """A token with any header and payload, correctly HMAC-SHA256-signed with the shared secret."""
+
+    def b64(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    signing_input = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(payload).encode())}"
+    signature = hmac.new(SECRET, signing_input.encode(), hashlib.sha256).digest()
+    return f"{signing_input}.{b64(signature)}"
+
+
+def test_signed_tokens_with_odd_claims_and_headers_never_escape_as_other_errors() -> None:
+    rng = random.Random(20261130)
+    outcomes: Counter[str] = Counter()
+    for _ in range(600):
+        payload: dict[str, object] = dict(claims())
+        for name in rng.sample(["iss", "aud", "sub", "exp", "nbf", "iat", "jti"], k=rng.randint(1, 3)):
+            payload[name] = rng.choice(_ODD_VALUES)
+        header: dict[str, object] = {"alg": "HS256", "typ": "JWT"}
+        if rng.random() < 0.3:
+            header[rng.choice(["kid", "crit", "typ", "b64", "jku"])] = rng.choice(_ODD_VALUES)
+        body: object = payload if rng.random() < 0.95 else rng.choice(_ODD_VALUES)
+        try:
+            subject = VALIDATOR.validate(_signed_raw(header, body))
+        except Unauthenticated:
+            outcomes["refused"] += 1
+        else:
+            assert subject == SUBJECT
+            outcomes["accepted"] += 1
+    assert outcomes["refused"] > 400
