@@ -89,6 +89,16 @@ async def test_a_refused_token_is_dropped_and_the_page_asks_to_sign_in(page: Pag
     assert await page.evaluate("sessionStorage.getItem('fleet.dcim.token')") is None
 
 
+async def test_a_dcim_auth_cookie_for_the_api_host_is_enough(page: Page, web_world: WebWorld) -> None:
+    # DCIM's own session cookie: sent because the page calls with credentials, allowed by the API's CORS.
+    await page.send("Network.setCookie", {"name": "dcim_auth", "value": web_world.token(), "url": web_world.admin_api})
+    await page.goto(f"{web_world.dcim}/platform")
+    await page.wait_for(dcim_ready("summary"))
+    await page.screenshot("dcim-platform-cookie")
+    assert await page.evaluate("sessionStorage.getItem('fleet.dcim.token')") is None
+    assert await page.text("#account") == ""
+
+
 # --- summary ---------------------------------------------------------------------------------------
 
 
