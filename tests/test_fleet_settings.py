@@ -20,6 +20,8 @@ def test_defaults() -> None:
     rules = settings.auth.token_rules()
     assert (rules.issuer, rules.audience, rules.leeway_seconds) == ("dcim-authn-api", "dcim-user", 30)
     assert settings.log_level == "info"
+    assert settings.http.origins == ()
+    assert (settings.summary.cache_seconds, settings.summary.read_timeout_seconds) == (15.0, 10.0)
 
 
 def test_every_variable_is_read() -> None:
@@ -32,12 +34,15 @@ def test_every_variable_is_read() -> None:
             "JWT_LEEWAY_SECONDS": "5",
             "DCIM_ORIGINS": "https://dcim.example, https://dcim.other.example",
             "LOG_LEVEL": "debug",
+            "SUMMARY_CACHE_SECONDS": "0",
+            "SUMMARY_READ_TIMEOUT_SECONDS": "2.5",
         }
     )
     assert settings.database.url == "postgresql://fun_platform_admin_api@db:5432/fleet"
     assert (settings.http.http_port, settings.http.grpc_port) == (18081, 19091)
     assert settings.http.origins == ("https://dcim.example", "https://dcim.other.example")
     assert settings.auth.leeway_seconds == 5 and settings.log_level == "debug"
+    assert (settings.summary.cache_seconds, settings.summary.read_timeout_seconds) == (0.0, 2.5)
 
 
 def test_secret_file_wins_over_the_inline_secret(tmp_path: Path) -> None:
@@ -58,6 +63,8 @@ def test_secret_file_wins_over_the_inline_secret(tmp_path: Path) -> None:
         ({"JWT_SECRET": SECRET, "GRPC_PORT": "-1"}, "GRPC_PORT='-1': must be at least 0"),
         ({"JWT_SECRET": SECRET, "LOG_LEVEL": "loud"}, "LOG_LEVEL='loud'"),
         ({"JWT_SECRET": SECRET, "JWT_LEEWAY_SECONDS": "-3"}, "JWT_LEEWAY_SECONDS='-3'"),
+        ({"JWT_SECRET": SECRET, "SUMMARY_CACHE_SECONDS": "-1"}, "SUMMARY_CACHE_SECONDS='-1'"),
+        ({"JWT_SECRET": SECRET, "SUMMARY_READ_TIMEOUT_SECONDS": "0"}, "SUMMARY_READ_TIMEOUT_SECONDS='0'"),
     ],
     ids=[
         "no-secret",
@@ -68,6 +75,8 @@ def test_secret_file_wins_over_the_inline_secret(tmp_path: Path) -> None:
         "bad-grpc-port",
         "bad-log-level",
         "negative-leeway",
+        "negative-cache",
+        "zero-read-timeout",
     ],
 )
 def test_bad_configuration_names_the_variable(env: dict[str, str], message: str) -> None:

@@ -25,8 +25,8 @@ from services.common.settings import (
 ROLE = "fun_platform_admin_api"
 HTTP_PORT = 8081
 GRPC_PORT = 9091
-# DCIM's local development server.
-DEFAULT_DCIM_ORIGINS = ("http://localhost:5173",)
+# No browser origin by default: credentials are allowed for these, so each must be named on purpose.
+DEFAULT_DCIM_ORIGINS: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
