@@ -191,6 +191,15 @@ async def test_an_authorization_header_is_accepted_and_ignored(
     assert [organization.name for organization in reply.response.organizations] == ["acme"]
 
 
+async def test_grpc_clients_find_cache_control_and_their_request_id_in_trailing_metadata(
+    database: TestDatabase,
+) -> None:
+    async with serving(database.dsn(ROLE)) as (_, endpoints):
+        reply = await PROTOCOLS["grpc"](endpoints, {"x-request-id": "probe-42"})
+    assert reply.headers["cache-control"] == "public, max-age=60"
+    assert reply.headers["x-request-id"] == "probe-42"
+
+
 async def test_500_concurrent_cold_requests_cost_exactly_one_query(database: TestDatabase, world: World) -> None:
     start_counting_queries(database)
     world.organization("acme")
