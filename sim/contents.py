@@ -127,9 +127,10 @@ class ShootContents:
         return [pod.name for pod in pods]
 
     def remove_pods(self, namespace: str, count: int) -> list[str]:
-        """Delete the last `count` pods (by name) of a namespace; returns their names."""
+        """Delete the `count` newest pods of a namespace (as a scale-down does); returns their names."""
         self._require_namespace(namespace)
-        doomed = self.pods.in_namespace(namespace)[-count:] if count > 0 else []
+        newest_first = sorted(self.pods.in_namespace(namespace), key=lambda pod: pod.rv, reverse=True)
+        doomed = newest_first[: max(count, 0)]
         for pod in doomed:
             self.pods.delete(namespace, pod.name)
         return [pod.name for pod in doomed]

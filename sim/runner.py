@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import threading
 from pathlib import Path
 
@@ -29,6 +30,20 @@ from sim.simulator import SimSettings, Simulator
 logger = logging.getLogger(__name__)
 
 SHUTDOWN_SECONDS = 2.0
+
+
+def _bound_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to (host, port) but not yet listening."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
 
 
 class SimServer:
@@ -59,23 +74,27 @@ class SimServer:
         return None if self.state_dir is None else self.state_dir / "garden-kubeconfig.yaml"
 
     async def start(self) -> None:
-        """Bind and serve on the running loop (returns once listening)."""
+        """Bind and serve on the running loop (returns once listening).
+
+        The socket is bound before it listens, so the port is known and the kubeconfig, CA and
+        control token are on disk before the first connection can be accepted; `sim.json` follows
+        once the server listens.
+        """
         settings = self.sim.settings
         self.control.bind_loop(asyncio.get_running_loop(), threading.get_ident())
+        sock = _bound_socket(settings.host, settings.port)
+        host = settings.host if ":" not in settings.host else f"[{settings.host}]"
+        self.sim.base_url = f"https://{host}:{sock.getsockname()[1]}"
+        if self.state_dir is not None:
+            self._write_credentials()
         app = SimApp(self.sim, self.control).build()
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_SECONDS)
         await runner.setup()
-        site = web.TCPSite(runner, settings.host, settings.port, ssl_context=self.sim.tls.server_context(), backlog=512)
+        site = web.SockSite(runner, sock, ssl_context=self.sim.tls.server_context(), backlog=512)
         await site.start()
         self._runner = runner
-        # aiohttp exposes no bound port; with port 0 it is read from the listening socket.
-        server = site._server
-        sockets = server.sockets if isinstance(server, asyncio.Server) else ()
-        port = sockets[0].getsockname()[1] if sockets else settings.port
-        host = settings.host if ":" not in settings.host else f"[{settings.host}]"
-        self.sim.base_url = f"https://{host}:{port}"
         if self.state_dir is not None:
-            self._write_state()
+            self._write_state_file()
         logger.info("fleet-sim listening", extra={"url": self.sim.base_url, "shoots": len(self.sim.world.shoots)})
 
     async def stop(self) -> None:
@@ -92,23 +111,28 @@ class SimServer:
         await runner.cleanup()
         await asyncio.sleep(0)  # let the aborted transports run their connection_lost
 
-    def _write_state(self) -> None:
+    def _write_credentials(self) -> None:
         if self.state_dir is None:
             return
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        kubeconfig_path = self.state_dir / "garden-kubeconfig.yaml"
-        token_path = self.state_dir / "control-token"
-        for path in (kubeconfig_path, token_path):
+        for name, content in (
+            ("garden-kubeconfig.yaml", to_yaml(self.sim.garden_kubeconfig())),
+            ("control-token", (self.sim.tokens.control_token + "\n").encode()),
+        ):
+            path = self.state_dir / name
             path.touch(mode=0o600, exist_ok=True)
             path.chmod(0o600)
-        kubeconfig_path.write_bytes(to_yaml(self.sim.garden_kubeconfig()))
-        token_path.write_text(self.sim.tokens.control_token + "\n")
+            path.write_bytes(content)
         (self.state_dir / "ca.crt").write_bytes(self.sim.tls.ca_pem)
+
+    def _write_state_file(self) -> None:
+        if self.state_dir is None:
+            return
         state = {
             "url": self.sim.base_url,
             "pid": os.getpid(),
-            "garden_kubeconfig": str(kubeconfig_path),
-            "control_token_file": str(token_path),
+            "garden_kubeconfig": str(self.state_dir / "garden-kubeconfig.yaml"),
+            "control_token_file": str(self.state_dir / "control-token"),
             "ca_file": str(self.state_dir / "ca.crt"),
             "shoots": len(self.sim.world.shoots),
         }
