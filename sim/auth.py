@@ -13,6 +13,9 @@ import threading
 from dataclasses import dataclass
 from enum import StrEnum
 
+SWEEP_EVERY = 4096
+MAX_LIFETIME_SECONDS = 24 * 3600
+
 
 class TokenKind(StrEnum):
     GARDEN = "garden"
@@ -48,6 +51,7 @@ class Tokens:
         self.garden_token = secrets.token_urlsafe(32)
         self.control_token = secrets.token_urlsafe(32)
         self._minted: dict[str, Principal] = {}
+        self._mints = 0
         self._lock = threading.Lock()
 
     def mint(self, kind: TokenKind, shoot_key: str, shoot_uid: str, expires: float) -> str:
@@ -56,6 +60,11 @@ class Tokens:
         token = secrets.token_urlsafe(32)
         with self._lock:
             self._minted[token] = Principal(kind, shoot_key, shoot_uid, expires)
+            self._mints += 1
+            if self._mints % SWEEP_EVERY == 0:
+                # A soak mints for hours; forget tokens long expired (they then answer 401 as unknown).
+                horizon = expires - 2 * MAX_LIFETIME_SECONDS
+                self._minted = {t: p for t, p in self._minted.items() if (p.expires or horizon) > horizon}
         return token
 
     def resolve(self, authorization: str | None, now: float) -> Principal:

@@ -18,6 +18,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sim.auth import TokenKind
 from sim.expected import ExpectedShoot, expected_shoot
 from sim.faults import Fault, FaultKind
+from sim.kinds import CERTIFICATES, SHOOT_KINDS
 from sim.kubeconfig import Json, kubeconfig
 from sim.requestlog import GARDEN, LoggedRequest
 from sim.shoots import ShootState
@@ -131,6 +132,14 @@ class SimControl:
         return expected_shoot(self.sim.world.require_shoot(key), self.sim.world.contents(key))
 
     @on_loop
+    def object_counts(self, key: str) -> dict[str, int]:
+        """How many objects of each served resource the shoot holds (certificates only with the CRD)."""
+        shoot = self.sim.world.require_shoot(key)
+        contents = self.sim.world.contents(key)
+        resources = [k.resource for k in SHOOT_KINDS if k is not CERTIFICATES or shoot.has_certificates_crd]
+        return {resource: len(contents.store(resource)) for resource in resources}
+
+    @on_loop
     def shoot_kubeconfig(self, key: str, *, viewer: bool = False, expiration_seconds: int = 3600) -> Json:
         """A kubeconfig for the shoot, as the kubeconfig subresource would mint it (a test shortcut)."""
         if expiration_seconds < MIN_KUBECONFIG_SECONDS:
@@ -241,6 +250,7 @@ HTTP_ACTIONS: tuple[str, ...] = (
     "compact",
     "shoot_keys",
     "expected",
+    "object_counts",
     "shoot_kubeconfig",
     "scale_pool",
     "add_pods",

@@ -95,18 +95,7 @@ def test_kubectl_mints_a_kubeconfig_that_works_as_is(sim: SimUnderTest, shoot_ke
 def test_kubectl_gets_every_kind(
     sim: SimUnderTest, shoot_key: str, tmp_path: Path, resource: str, expected_count: Any
 ) -> None:
-    counts = {
-        kind: sum(1 for _ in sim.server.sim.world.contents(shoot_key).store(kind).iter_from())
-        for kind in (
-            "pods",
-            "namespaces",
-            "persistentvolumes",
-            "persistentvolumeclaims",
-            "services",
-            "ingresses",
-            "certificates",
-        )
-    }
+    counts = sim.control.object_counts(shoot_key)
     kubeconfig = sim.control.shoot_kubeconfig(shoot_key)
     listed = names(ok(kubectl(kubeconfig, tmp_path, "get", resource, "-A", "-o", "name")))
     assert len(listed) == expected_count(sim.control.expected(shoot_key), counts)

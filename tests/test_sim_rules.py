@@ -9,6 +9,7 @@ import pytest
 
 from db.seed.generate import generate
 from services.common.naming import worker_name
+from sim.auth import MAX_LIFETIME_SECONDS, SWEEP_EVERY, TokenKind, Tokens
 from sim.clock import Clock
 from sim.listing import ContinueToken, Representation, negotiate
 from sim.selectors import SelectorError, parse_field_selector, parse_label_selector
@@ -175,3 +176,17 @@ def test_shoot_names_that_would_make_an_ambiguous_key_are_refused() -> None:
     bad = replace(fleet, shoots=(replace(fleet.shoots[0], name="a--b"),))
     with pytest.raises(ValueError, match="cannot be part of a shoot key"):
         World(bad, Clock())
+
+
+def test_long_expired_tokens_are_forgotten_in_a_long_run() -> None:
+    tokens = Tokens()
+    old = tokens.mint(TokenKind.ADMIN, "a--b", "uid", 1000.0)
+    assert tokens.resolve(f"Bearer {old}", 2000.0).kind is TokenKind.EXPIRED
+    for _ in range(SWEEP_EVERY - 2):
+        tokens.mint(TokenKind.VIEWER, "a--b", "uid", 1000.0)
+    fresh = tokens.mint(TokenKind.ADMIN, "a--b", "uid", 1000.0 + 3 * MAX_LIFETIME_SECONDS)  # this mint sweeps
+    assert tokens.minted_count == 1
+    assert tokens.resolve(f"Bearer {old}", 2000.0).kind is TokenKind.UNKNOWN
+    assert tokens.resolve(f"Bearer {fresh}", 2000.0).kind is TokenKind.ADMIN
+    assert tokens.resolve("Basic abc", 2000.0).kind is TokenKind.UNKNOWN
+    assert tokens.resolve(None, 2000.0).kind is TokenKind.NONE
