@@ -102,7 +102,8 @@ def expected_shoot(shoot: ShootState, contents: ShootContents) -> ExpectedShoot:
 
 
 def _ledger_candidates(shoot: ShootState, contents: ShootContents, tenants: set[str]) -> list[LedgerEntry]:
-    """Volumes with a CSI handle and a claim, load balancers with an address, ingresses, certificates."""
+    """Volumes with a CSI handle and a claim, load balancers with an address, ingresses (by their load
+    balancer address, as `collector/ledger.py` reads them), certificates (by secretName)."""
     ledger = [
         LedgerEntry("kubernetes.persistentvolume", "", v.name, v.csi_handle, v.claim[0] in tenants)
         for v in contents.volumes.iter_from()
@@ -116,7 +117,7 @@ def _ledger_candidates(shoot: ShootState, contents: ShootContents, tenants: set[
         if s.type == "LoadBalancer" and (s.lb_hostname or s.lb_ip)
     ]
     ledger += [
-        LedgerEntry("kubernetes.ingress", i.namespace, i.name, f"{i.namespace}/{i.name}", i.namespace in tenants)
+        LedgerEntry("kubernetes.ingress", i.namespace, i.name, i.address or "", i.namespace in tenants)
         for i in contents.ingresses.iter_from()
     ]
     if shoot.has_certificates_crd:

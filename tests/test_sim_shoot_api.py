@@ -78,7 +78,8 @@ def test_every_kind_lists_typed(sim: SimUnderTest, shoot_key: str) -> None:
     }
     assert load_balancers == expected.ledger_ids("kubernetes.loadbalancer")
     ingresses = networking.list_ingress_for_all_namespaces().items
-    assert {f"{i.metadata.namespace}/{i.metadata.name}" for i in ingresses} == expected.ledger_ids("kubernetes.ingress")
+    assert {i.status.load_balancer.ingress[0].ip for i in ingresses} == expected.ledger_ids("kubernetes.ingress")
+    assert len(ingresses) == sum(1 for e in expected.ledger if e.resource_type == "kubernetes.ingress")
     certificates = client.CustomObjectsApi(api).list_cluster_custom_object("cert-manager.io", "v1", "certificates")[
         "items"
     ]
