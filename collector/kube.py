@@ -63,6 +63,8 @@ JSON = "application/json"
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 MESSAGE_LIMIT = 200
+# libyaml's safe loader when present: a kubeconfig is parsed at every credential mint.
+_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ERROR_BODY_LIMIT = 64 << 10
 _CHUNK = 1 << 20
 
@@ -175,7 +177,7 @@ def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -
     Raises BadResponse when it is not such a kubeconfig (no context, files instead of data, exec plugins).
     """
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader, in C when libyaml is there
     except yaml.YAMLError:
         raise BadResponse("the kubeconfig is not YAML") from None
     try:
@@ -252,9 +254,19 @@ def _configuration(server: str) -> Configuration:
     return cfg
 
 
-def shoot_client(credential: Credential, *, timeout_seconds: float, name: str = "") -> KubeClient:
+# Connections one shoot client opens at most: the two big lists (nodes, pods) stream side by side,
+# then the small ledger lists take turns on whichever is free. Every connection costs a TLS handshake
+# on both sides (the largest part of the collector's CPU per small cluster), and across clusters 64
+# workers hide the latency anyway.
+SHOOT_CONNECTIONS = 2
+
+
+def shoot_client(
+    credential: Credential, *, timeout_seconds: float, name: str = "", connections: int = SHOOT_CONNECTIONS
+) -> KubeClient:
     """A client for one shoot's API server from a credential held in memory."""
     cfg = _configuration(credential.server)
+    cfg.connection_pool_maxsize = connections
     cfg.ca_cert_data = credential.ca_data
     cfg.verify_ssl = not credential.insecure
     cfg.tls_server_name = credential.tls_server_name
@@ -352,17 +364,14 @@ class KubeClient:
             "GET", path, query=query, accept=accept, body=None, request_timeout_seconds=request_timeout_seconds
         )
         splitter = ListSplitter(on_items, batch_bytes=batch_bytes)
-        try:
-            with _translating(what, self._seconds(request_timeout_seconds)):
-                _require_json(response, what)
-                async for chunk in response.content.iter_chunked(_CHUNK):
-                    splitter.feed(chunk)
-                try:
-                    rest = splitter.finish()
-                except MalformedList as e:
-                    raise BadResponse(f"{what}: {e}") from e
-        finally:
-            response.close()
+        with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
+            _require_json(response, what)
+            async for chunk in response.content.iter_chunked(_CHUNK):
+                splitter.feed(chunk)
+            try:
+                rest = splitter.finish()
+            except MalformedList as e:
+                raise BadResponse(f"{what}: {e}") from e
         return _list_meta(rest, what)
 
     async def list_all(
@@ -409,12 +418,9 @@ class KubeClient:
         response = await self._send(
             method, path, query=query, accept=accept, body=body, request_timeout_seconds=request_timeout_seconds
         )
-        try:
-            with _translating(what, self._seconds(request_timeout_seconds)):
-                _require_json(response, what)
-                raw = await response.read()
-        finally:
-            response.close()
+        with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
+            _require_json(response, what)
+            raw = await response.read()
         try:
             parsed = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
@@ -491,6 +497,18 @@ def _status_error(status: int, reason: str, detail: bytes, what: str) -> KubeErr
     error = cls(f"{what}: {status} {reason}: {truncate(message)}", status=status)
     error.__cause__ = ApiException(status=status, reason=reason)
     return error
+
+
+@contextlib.contextmanager
+def _owning(response: aiohttp.ClientResponse) -> Iterator[None]:
+    """A body read to its end gives the connection back for the next request (no new TLS handshake);
+    anything else, a failure or a cancellation half-way, closes it."""
+    try:
+        yield
+    except BaseException:
+        response.close()
+        raise
+    response.release()
 
 
 @contextlib.contextmanager

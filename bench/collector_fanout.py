@@ -1,0 +1,224 @@
+"""Benchmark: one inventory round over 2,000 shoots with 50 ms per API call and 64 workers (issue 7).
+
+    .venv/bin/python -m bench.collector_fanout [--shoots 2000] [--workers 64] [--latency 0.05] [--dsn DSN]
+
+The ideal round takes clusters x calls per cluster x latency / workers: every call waits out its
+latency and nothing else costs time. This builds a fleet of about 2,500 clusters into PostgreSQL (a
+throwaway embedded server unless `--dsn` names one) and into fleet-sim, which runs in a process of
+its own with the latency added to every answer, then times `InventoryLoop.run_once()` over the first
+`--shoots` ready clusters that have a shoot: a cold round (every credential minted) and a warm one
+(credentials cached). Calls per cluster are counted, not assumed. Prints both rounds against their
+ideal; the target is a ratio of at most 1.5. Exits non-zero when it is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+import psycopg
+from psycopg import sql
+
+from collector import inventory_store as store
+from collector.gardener import CredentialCache, RealGardener, renew_margin, shoot_refs
+from collector.inventory import InventoryLoop, RoundSummary
+from collector.kube import garden_client
+from collector.ledger import SOURCES
+from collector.readers import GardenReader
+from collector.settings import InventorySettings
+from db.embedded import EmbeddedPostgres, runtime_root
+from db.migrate import apply_roles, migrate
+from db.seed.generate import FleetSize, generate
+from db.seed.model import Fleet
+from db.seed.write import analyze, write_fleet
+from services.common.db import make_pool
+from services.common.naming import CLUSTER_ID_LABEL
+from services.common.settings import DatabaseSettings
+
+PROJECT = Path(__file__).resolve().parents[1]
+DATABASE = "fleet_bench_fanout"
+TARGET_RATIO = 1.5
+# Five clusters per organization; about 84% of the generator's clusters are ready with a shoot.
+CLUSTERS_PER_ORGANIZATION = 5
+READY_SHARE = 0.8
+
+
+def bench_fleet(shoots: int, seed: int) -> Fleet:
+    organizations = int(shoots / READY_SHARE / CLUSTERS_PER_ORGANIZATION) + 1
+    return generate(FleetSize("fanout", organizations, CLUSTERS_PER_ORGANIZATION, 1, 1, 1, 0.3), seed)
+
+
+def serve_sim(state_dir: Path, shoots: int, seed: int, latency: float) -> None:
+    """Run fleet-sim with the benchmark's fleet until terminated (the child process)."""
+    from sim.generate import ContentProfile  # noqa: PLC0415 - only the child process serves the simulator
+    from sim.runner import SimServer  # noqa: PLC0415
+    from sim.simulator import SimSettings  # noqa: PLC0415
+
+    # Few pods per namespace: this measures waiting on many API servers, not parsing big lists.
+    profile = ContentProfile(tenant_pods=lambda _name: 1, daemon_pods_per_node=0, system_pods=0)
+
+    async def serve() -> None:
+        server = SimServer(
+            bench_fleet(shoots, seed),
+            SimSettings(port=0, latency_seconds=latency),
+            profile=profile,
+            state_dir=state_dir,
+        )
+        await server.start()
+        await asyncio.Event().wait()
+
+    asyncio.run(serve())
+
+
+@contextmanager
+def simulator(shoots: int, seed: int, latency: float) -> Iterator[Path]:
+    """fleet-sim in its own process; yields the garden kubeconfig's path and stops the process after."""
+    with tempfile.TemporaryDirectory(prefix="bench-fanout-sim-") as tmp:
+        state_dir = Path(tmp)
+        args = [sys.executable, "-m", "bench.collector_fanout", "--serve-sim", str(state_dir)]
+        args += ["--shoots", str(shoots), "--seed", str(seed), "--latency", str(latency)]
+        child = subprocess.Popen(args, cwd=PROJECT)
+        try:
+            state = state_dir / "sim.json"
+            deadline = time.monotonic() + 300
+            while not state.exists():  # the child writes it once listening
+                if child.poll() is not None:
+                    raise RuntimeError(f"fleet-sim exited with {child.returncode} before listening")
+                if time.monotonic() > deadline:
+                    raise TimeoutError("fleet-sim did not start within 300 s")
+                time.sleep(0.2)
+            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"])
+        finally:
+            child.terminate()
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+@contextmanager
+def postgres(dsn: str | None) -> Iterator[str]:
+    """A superuser DSN: the given server, or a throwaway embedded one removed afterwards."""
+    if dsn:
+        yield dsn
+        return
+    server = EmbeddedPostgres(runtime_root(PROJECT) / f"bench-fanout-pg-{os.getpid()}", fast=True)
+    server.start()
+    try:
+        yield server.dsn
+    finally:
+        server.destroy()
+
+
+def prepare_database(superuser_dsn: str, fleet: Fleet) -> str:
+    """A fresh database holding `fleet`; returns its DSN for fun_cluster_worker."""
+    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
+        apply_roles(conn)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
+    admin_dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=DATABASE)
+    migrate(admin_dsn)
+    with psycopg.connect(admin_dsn) as conn:
+        write_fleet(conn, fleet)
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        analyze(conn)
+    return psycopg.conninfo.make_conninfo(admin_dsn, user="fun_cluster_worker")
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def report(
+    name: str, summary: RoundSummary, wall: float, cpu: float, minted: int, workers: int, latency: float
+) -> float:
+    collected = [r for r in summary.results if r.ok and r.reading is not None]
+    requests = sum(r.reading.requests for r in collected if r.reading is not None) + minted
+    clusters = len(summary.results)
+    calls = requests / max(1, len(collected))
+    ideal = clusters * calls * latency / workers
+    ratio = wall / ideal
+    durations = sorted(r.duration_seconds for r in summary.results)
+    print(
+        f"{name:<6} {clusters:>6} clusters {summary.failed:>3} failed  {calls:5.2f} calls/cluster  "
+        f"ideal {ideal:6.2f} s  measured {wall:6.2f} s  ratio {ratio:4.2f}  worker CPU {cpu:6.2f} s  "
+        f"per cluster: median {durations[len(durations) // 2]:.2f} s, max {durations[-1]:.2f} s"
+    )
+    failures = Counter(f"{r.reason}: {r.error}" for r in summary.results if not r.ok)
+    for failure, count in failures.most_common(3):
+        print(f"       {count} x {failure}")
+    return ratio
+
+
+async def measure(worker_dsn: str, kubeconfig: Path, shoots: int, workers: int, latency: float) -> bool:
+    pool = make_pool(
+        DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
+        application_name="bench-fanout",
+    )
+    await pool.open(wait=True)
+    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
+    try:
+        timeout = 60.0
+        credentials = CredentialCache(gardener, kind="admin", lifetime_seconds=3600, renew_before=renew_margin(timeout))
+        reader = GardenReader(gardener, credentials, sources=SOURCES, timeout_seconds=timeout)
+        settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
+        loop = InventoryLoop(pool=pool, reader=reader, settings=settings)
+        async with pool.connection() as conn:
+            ready = await store.ready_clusters(conn)
+        refs = shoot_refs(await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL), CLUSTER_ID_LABEL)
+        clusters = [c for c in ready if str(c.id) in refs][:shoots]
+        print(
+            f"{len(ready)} ready clusters, {len(clusters)} with a shoot taken; {workers} workers, {latency * 1000:g} ms"
+        )
+        ratios = []
+        for name in ("cold", "warm"):
+            before_minted = sum(credentials.minted.values())
+            cpu = cpu_seconds()
+            started = time.perf_counter()
+            summary = await loop.run_once(clusters)
+            wall = time.perf_counter() - started
+            minted = sum(credentials.minted.values()) - before_minted
+            ratios.append(report(name, summary, wall, cpu_seconds() - cpu, minted, workers, latency))
+    finally:
+        await gardener.close()
+        await pool.close()
+    print(f"target: ratio <= {TARGET_RATIO} (measured / ideal)")
+    return all(r <= TARGET_RATIO for r in ratios)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.collector_fanout", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shoots", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds the simulator adds to every answer")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--dsn", help="a superuser DSN of a server to use instead of a throwaway embedded one")
+    parser.add_argument("--serve-sim", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.serve_sim is not None:
+        serve_sim(args.serve_sim, args.shoots, args.seed, args.latency)
+        return 0
+    logging.basicConfig(level=logging.ERROR)
+    fleet = bench_fleet(args.shoots, args.seed)
+    with postgres(args.dsn) as superuser, simulator(args.shoots, args.seed, args.latency) as kubeconfig:
+        worker_dsn = prepare_database(superuser, fleet)
+        ok = asyncio.run(measure(worker_dsn, kubeconfig, args.shoots, args.workers, args.latency))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
