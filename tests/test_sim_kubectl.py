@@ -161,3 +161,16 @@ def test_kubectl_sees_a_missing_crd_as_an_unknown_resource(sim: SimUnderTest, tm
     result = kubectl(sim.control.shoot_kubeconfig(shoot.key), tmp_path, "get", "certificates", "-A")
     assert result.returncode != 0
     assert "the server doesn't have a resource type" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [("gone", "too old resource version"), ("server_error", "Internal error occurred"), ("forbidden", "forbidden")],
+)
+def test_kubectl_reports_injected_status_faults(
+    sim: SimUnderTest, shoot_key: str, tmp_path: Path, fault: str, message: str
+) -> None:
+    sim.control.fault(shoot_key, fault, resource="pods")
+    result = kubectl(sim.control.shoot_kubeconfig(shoot_key), tmp_path, "get", "pods", "-A", "--chunk-size=5")
+    assert result.returncode != 0
+    assert message in result.stderr
