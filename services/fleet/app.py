@@ -18,34 +18,21 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from fundament.fleet.v1 import fleet_pb2
-from fundament.fleet.v1.fleet_connect import FleetServiceASGIApplication
 from psycopg_pool import AsyncConnectionPool
 
 from services.common.auth import DcimAuthenticator, DcimTokenRules, DcimTokenValidator
-from services.common.codecs import connect_codecs
 from services.common.db import SCHEMA_VERSION, make_pool, require_schema
 from services.common.errors import Unavailable
 from services.common.paging import PageTokens
-from services.common.serving import (
-    ApiServer,
-    ConnectStackInterceptor,
-    Readiness,
-    RequestStack,
-    grpc_generic_handler,
-    http_app,
-)
-from services.fleet.service import FleetApi
+from services.common.serving import ApiServer, Readiness, RequestStack, grpc_generic_handler, http_app
+from services.fleet.service import SERVICE, FleetApi, connect_app
 from services.fleet.settings import FleetSettings
 
 logger = logging.getLogger(__name__)
 
 APPLICATION_NAME = "platform-admin-api"
-SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
 # Scripts send the DCIM token as a header; browsers send the dcim_auth cookie (credentials).
 EXTRA_REQUEST_HEADERS = ("authorization",)
-# Requests are small: filters and a page token.
-READ_MAX_BYTES = 64 * 1024
 # gRPC core refuses metadata over 8 KiB itself (RESOURCE_EXHAUSTED) unless told otherwise; with room
 # above the auth check's own 8 KiB credential limit, an oversized token is UNAUTHENTICATED on both
 # protocols (DESIGN.md §6). Anything beyond 32 KiB of metadata is still refused by gRPC core.
@@ -115,9 +102,7 @@ def build_server(
         monotonic=monotonic,
     )
     stack = RequestStack(authenticate=DcimAuthenticator(DcimTokenValidator(rules)))
-    connect = FleetServiceASGIApplication(
-        service, interceptors=[ConnectStackInterceptor(stack)], codecs=connect_codecs(), read_max_bytes=READ_MAX_BYTES
-    )
+    connect = connect_app(service, stack)
     readiness = _readiness(pool)
     asgi = http_app(
         connect,

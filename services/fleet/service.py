@@ -21,17 +21,22 @@ from uuid import UUID
 import psycopg_pool
 from connectrpc.request import RequestContext
 from fundament.fleet.v1 import fleet_pb2
-from fundament.fleet.v1.fleet_connect import FleetService
+from fundament.fleet.v1.fleet_connect import FleetService, FleetServiceASGIApplication
 from typing_extensions import override
 
+from services.common.codecs import connect_codecs
 from services.common.errors import NotFound
 from services.common.paging import FilterValue, KeyPart, PageTokens, page_size, split_page
+from services.common.serving import ConnectStackInterceptor, RequestStack
 from services.fleet import convert, queries
 from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS
 from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
 from services.overview.cache import Outcome, SingleFlightCache
 
+SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
 NO_STORE = "private, no-store"
+# Requests are small: filters and a page token.
+READ_MAX_BYTES = 64 * 1024
 _NAME_ID = (KeyPart.TEXT, KeyPart.UUID)
 _TIME_ID = (KeyPart.TIMESTAMP, KeyPart.UUID)
 _LEDGER_KEY = (KeyPart.UUID, KeyPart.TEXT, KeyPart.TEXT, KeyPart.TEXT, KeyPart.UUID)
@@ -288,3 +293,10 @@ def _cluster_filter_values(filters: queries.ClusterFilters) -> dict[str, FilterV
         "region": filters.region,
         "include_deleted": filters.include_deleted,
     }
+
+
+def connect_app(service: FleetApi, stack: RequestStack) -> FleetServiceASGIApplication:
+    """The Connect side of the service: binary and compact JSON, POST and GET, through the shared stack."""
+    return FleetServiceASGIApplication(
+        service, interceptors=[ConnectStackInterceptor(stack)], codecs=connect_codecs(), read_max_bytes=READ_MAX_BYTES
+    )
