@@ -13,6 +13,7 @@ definition of DESIGN.md §4.
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -42,6 +43,7 @@ def parse_uuid(text: str | None) -> UUID | None:
         return None
 
 
+@functools.lru_cache(maxsize=1024)  # a fleet runs a handful of versions, compared thousands of times
 def minor_version(version: str | None) -> str | None:
     """The `major.minor` of a Kubernetes version (`1.31.4` -> `1.31`), or None when it does not parse."""
     if version is None:
@@ -50,6 +52,14 @@ def minor_version(version: str | None) -> str | None:
     if match is None:
         return None
     return f"{int(match['major'])}.{int(match['minor'])}"
+
+
+def _versions_agree(expected: str, observed: str) -> bool:
+    """Same `major.minor`; when either side does not parse, only the very same text agrees."""
+    expected_minor, observed_minor = minor_version(expected), minor_version(observed)
+    if expected_minor is None or observed_minor is None:
+        return expected.strip() == observed.strip()
+    return expected_minor == observed_minor
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,22 +157,37 @@ class Finding:
 
 
 class Observed:
-    """One pass's inputs, indexed for the rules: the listed shoots and the cluster rows read with them."""
+    """One pass's inputs, indexed once for the rules: each shoot with its cluster, each cluster with its shoots.
 
-    __slots__ = ("clusters", "shoots", "shoots_by_cluster")
+    Both sides are in a fixed order (by uid, by cluster id), so the rules' output does not depend on
+    the listing's order. Indexes are keyed by the UUIDs' integers: at 50,000 shoots, hashing and
+    comparing `uuid.UUID` objects (Python code) would cost more than the rules themselves.
+    """
+
+    __slots__ = ("clusters", "shoots", "shoots_of_clusters", "with_clusters")
 
     def __init__(self, shoots: Sequence[ShootObservation], clusters: Mapping[UUID, ClusterFacts]) -> None:
-        self.shoots = tuple(sorted(shoots, key=lambda s: s.uid))
-        self.clusters = clusters
-        by_cluster: dict[UUID, list[ShootObservation]] = {}
+        self.shoots: tuple[ShootObservation, ...] = tuple(sorted(shoots, key=lambda s: s.uid.int))
+        self.clusters: tuple[ClusterFacts, ...] = tuple(sorted(clusters.values(), key=lambda c: c.id.int))
+        by_id = {c.id.int: c for c in self.clusters}
+        claims: dict[int, list[ShootObservation]] = {}
+        with_clusters: list[tuple[ShootObservation, ClusterFacts | None]] = []
         for shoot in self.shoots:
-            if shoot.cluster_id is not None:
-                by_cluster.setdefault(shoot.cluster_id, []).append(shoot)
-        self.shoots_by_cluster: Mapping[UUID, Sequence[ShootObservation]] = by_cluster
+            if shoot.cluster_id is None:
+                with_clusters.append((shoot, None))
+                continue
+            with_clusters.append((shoot, by_id.get(shoot.cluster_id.int)))
+            claims.setdefault(shoot.cluster_id.int, []).append(shoot)
+        self.with_clusters: tuple[tuple[ShootObservation, ClusterFacts | None], ...] = tuple(with_clusters)
+        """Every listed shoot with the cluster row its label names (None: not a UUID, or no such row)."""
+        self.shoots_of_clusters: tuple[tuple[ClusterFacts, tuple[ShootObservation, ...]], ...] = tuple(
+            (c, tuple(claims.get(c.id.int, ()))) for c in self.clusters
+        )
+        """Every cluster row with the shoots whose label names it (often none, normally one)."""
 
     def duplicate_claims(self) -> dict[UUID, tuple[UUID, ...]]:
         """Clusters claimed by more than one shoot, with the claiming shoots' uids."""
-        return {cid: tuple(s.uid for s in shoots) for cid, shoots in self.shoots_by_cluster.items() if len(shoots) > 1}
+        return {c.id: tuple(s.uid for s in shoots) for c, shoots in self.shoots_of_clusters if len(shoots) > 1}
 
 
 def _shoot_ref(shoot: ShootObservation) -> dict[str, JsonValue]:
@@ -175,8 +200,8 @@ def _iso(moment: datetime | None) -> str | None:
 
 def orphan_shoots(world: Observed) -> Iterator[Finding]:
     """A shoot whose cluster id matches no cluster row at all, or is not a UUID."""
-    for shoot in world.shoots:
-        if shoot.cluster_id is not None and shoot.cluster_id in world.clusters:
+    for shoot, cluster in world.with_clusters:
+        if cluster is not None:
             continue
         reason = "the label is not a UUID" if shoot.cluster_id is None else "no cluster row has this id"
         yield Finding(
@@ -202,8 +227,7 @@ def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
     deletion was confirmed (`shoot_status = deleted`), has failed (`sync_status = failed`), or was
     never handed to the provisioning side at all (no sync state).
     """
-    for shoot in world.shoots:
-        cluster = world.clusters.get(shoot.cluster_id) if shoot.cluster_id is not None else None
+    for shoot, cluster in world.with_clusters:
         if cluster is None or cluster.deleted is None or cluster.deletion_under_way:
             continue
         if not cluster.has_sync_state:
@@ -230,10 +254,8 @@ def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
 
 def missing_shoots(world: Observed) -> Iterator[Finding]:
     """A live cluster whose latest sync completed has no shoot."""
-    for cluster in sorted(world.clusters.values(), key=lambda c: c.id):
-        if cluster.deleted is not None or not cluster.latest_sync_completed:
-            continue
-        if world.shoots_by_cluster.get(cluster.id):
+    for cluster, shoots in world.shoots_of_clusters:
+        if shoots or cluster.deleted is not None or not cluster.latest_sync_completed:
             continue
         yield Finding(
             kind="missing_shoot",
@@ -257,15 +279,15 @@ def version_mismatches(world: Observed) -> Iterator[Finding]:
     that does not parse on either side is reported in the details, unless both sides are the same text.
     With several shoots claiming one cluster, every claimant is compared and all are shown.
     """
-    for cluster in sorted(world.clusters.values(), key=lambda c: c.id):
-        shoots = world.shoots_by_cluster.get(cluster.id)
+    for cluster, shoots in world.shoots_of_clusters:
         if not shoots or not cluster.latest_sync_completed or not cluster.ever_synced:
             continue
-        if not cluster.ready or cluster.updating:
+        disagreeing = [s for s in shoots if not _versions_agree(cluster.kubernetes_version, s.kubernetes_version)]
+        # Compared first because it is cheap (cached); readiness and status only for the few that differ.
+        if not disagreeing or not cluster.ready or cluster.updating:
             continue
         expected_minor = minor_version(cluster.kubernetes_version)
         observed: list[JsonValue] = []
-        disagreeing: list[ShootObservation] = []
         problems: list[JsonValue] = []
         if expected_minor is None:
             problems.append(f"the database version {cluster.kubernetes_version!r} does not parse as major.minor")
@@ -279,15 +301,6 @@ def version_mismatches(world: Observed) -> Iterator[Finding]:
                     f"shoot {shoot.namespace}/{shoot.name} version {shoot.kubernetes_version!r}"
                     " does not parse as major.minor"
                 )
-            agree = (
-                shoot.kubernetes_version.strip() == cluster.kubernetes_version.strip()
-                if expected_minor is None or observed_minor is None
-                else observed_minor == expected_minor
-            )
-            if not agree:
-                disagreeing.append(shoot)
-        if not disagreeing:
-            continue
         details: dict[str, JsonValue] = {
             "expected": {"kubernetes_version": cluster.kubernetes_version, "minor": expected_minor},
             "observed": observed,
@@ -306,8 +319,7 @@ def version_mismatches(world: Observed) -> Iterator[Finding]:
 
 def organization_mismatches(world: Observed) -> Iterator[Finding]:
     """A shoot whose organization-id label names another organization than its cluster's (or none)."""
-    for shoot in world.shoots:
-        cluster = world.clusters.get(shoot.cluster_id) if shoot.cluster_id is not None else None
+    for shoot, cluster in world.with_clusters:
         if cluster is None or shoot.organization_id == cluster.organization_id:
             continue
         if shoot.organization_label is None:
