@@ -19,7 +19,7 @@ from typing_extensions import override
 
 from services.common.codecs import connect_codecs
 from services.common.serving import ConnectStackInterceptor, RequestStack
-from services.overview.cache import SingleFlightCache
+from services.overview.cache import ReadFailed, SingleFlightCache
 
 SERVICE = overview_pb2.DESCRIPTOR.services_by_name["OverviewService"]
 
@@ -43,8 +43,11 @@ class OverviewApi(OverviewService):
         request: overview_pb2.GetPlatformOverviewRequest,
         ctx: RequestContext[overview_pb2.GetPlatformOverviewRequest, overview_pb2.GetPlatformOverviewResponse],
     ) -> overview_pb2.GetPlatformOverviewResponse:
-        ctx.response_headers["cache-control"] = NO_STORE
-        answer = await self._cache.get()  # raises ReadFailed (UNAVAILABLE) when the read failed
+        try:
+            answer = await self._cache.get()
+        except ReadFailed:  # UNAVAILABLE, and nothing on the way may keep it
+            ctx.response_headers["cache-control"] = NO_STORE
+            raise
         ctx.response_headers["cache-control"] = cache_control(answer.max_age_seconds)
         return answer.value
 
