@@ -24,6 +24,7 @@ class Kind:
     field_labels: frozenset[str] = frozenset()
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()  # served with verb `create`
+    custom_resource: bool = False  # served from a CRD (list items repeat kind and apiVersion)
 
     @property
     def api_version(self) -> str:
@@ -85,6 +86,7 @@ CERTIFICATES = Kind(
     "certificate",
     ("cert", "certs"),
     categories=("cert-manager",),
+    custom_resource=True,
 )
 
 SHOOT_KINDS: tuple[Kind, ...] = (

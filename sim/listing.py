@@ -226,15 +226,27 @@ def list_head(kind: Kind, representation: Representation, metadata: Json) -> byt
     return orjson.dumps(head)[:-1] + b',"items":['
 
 
-def encode_items(items: Iterator[Json], representation: Representation, *, chunk_bytes: int) -> Iterator[bytes]:
-    """The list's items as JSON, comma-separated, in chunks of about `chunk_bytes`, then `]}`."""
+def encode_items(
+    items: Iterator[Json], representation: Representation, *, chunk_bytes: int, typed_items: bool = False
+) -> Iterator[bytes]:
+    """The list's items as JSON, comma-separated, in chunks of about `chunk_bytes`, then `]}`.
+
+    A built-in type's list carries `kind` and `apiVersion` once, on the list, not on each item
+    (`typed_items=False`); a custom resource's list (served as unstructured) repeats them per item.
+    """
     buffer = bytearray()
     first = True
     for obj in items:
         if not first:
             buffer += b","
         first = False
-        buffer += orjson.dumps(metadata_only(obj) if representation is Representation.METADATA else obj)
+        item = obj
+        if representation is Representation.METADATA:
+            item = metadata_only(obj)
+        elif not typed_items:
+            item.pop("kind", None)
+            item.pop("apiVersion", None)
+        buffer += orjson.dumps(item)
         if len(buffer) >= chunk_bytes:
             yield bytes(buffer)
             buffer.clear()

@@ -75,10 +75,13 @@ def read_objects(
     representation = negotiate(accept, single=False)
     options = ListOptions.parse(query, kind)
     page = list_page(store, render, options, context, namespace=namespace)
-    chunks = _list_chunks(list_head(kind, representation, page.metadata), page, representation, chunk_bytes)
+    head = list_head(kind, representation, page.metadata)
+    chunks = _list_chunks(head, page, representation, chunk_bytes, typed_items=kind.custom_resource)
     return Reply(200, content_type(representation, single=False), chunks)
 
 
-def _list_chunks(head: bytes, page: Any, representation: Representation, chunk_bytes: int) -> Iterable[bytes]:
+def _list_chunks(
+    head: bytes, page: Any, representation: Representation, chunk_bytes: int, *, typed_items: bool
+) -> Iterable[bytes]:
     yield head
-    yield from encode_items(page.items, representation, chunk_bytes=chunk_bytes)
+    yield from encode_items(page.items, representation, chunk_bytes=chunk_bytes, typed_items=typed_items)

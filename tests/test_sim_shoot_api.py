@@ -369,3 +369,17 @@ def test_the_world_is_the_same_on_every_build(sim: SimUnderTest, shoot_key: str)
     sim.control.reset()
     after = raw(client.CoreV1Api(sim.shoot_client(shoot_key)).list_pod_for_all_namespaces(_preload_content=False))
     assert before == after
+
+
+def test_list_items_carry_kind_only_for_custom_resources(sim: SimUnderTest, shoot_key: str) -> None:
+    """As a real API server: a built-in list names its kind once; a CRD's items are unstructured."""
+    api = sim.shoot_client(shoot_key)
+    pods = raw(client.CoreV1Api(api).list_pod_for_all_namespaces(_preload_content=False))
+    assert (pods["kind"], pods["apiVersion"]) == ("PodList", "v1")
+    assert all("kind" not in item and "apiVersion" not in item for item in pods["items"])
+    certificates = client.CustomObjectsApi(api).list_cluster_custom_object("cert-manager.io", "v1", "certificates")
+    assert all(item["kind"] == "Certificate" for item in certificates["items"])
+    one = client.CoreV1Api(api).read_namespaced_pod(
+        pods["items"][0]["metadata"]["name"], pods["items"][0]["metadata"]["namespace"], _preload_content=False
+    )
+    assert raw(one)["kind"] == "Pod"
