@@ -52,8 +52,10 @@ class FaultKind(StrEnum):
             raise ValueError(f"unknown fault {text!r}; choose one of {choices}") from None
 
 
-# Faults that change the body after it was produced (everything else acts before).
-BODY_FAULTS = frozenset({FaultKind.TRUNCATED, FaultKind.MALFORMED})
+# Faults that replace the answer to an authenticated request with an error Status.
+STATUS_FAULTS = frozenset(
+    {FaultKind.UNAUTHORIZED, FaultKind.FORBIDDEN, FaultKind.NOT_FOUND, FaultKind.SERVER_ERROR, FaultKind.GONE}
+)
 
 
 @dataclass(slots=True)

@@ -27,7 +27,7 @@ from aiohttp import web
 from sim.admin import handle_control
 from sim.auth import TokenKind
 from sim.control import SimControl
-from sim.faults import Fault, FaultKind
+from sim.faults import STATUS_FAULTS, Fault, FaultKind
 from sim.garden_api import handle_garden
 from sim.paths import ApiPath, parse_api_path
 from sim.replies import Reply, error_reply
@@ -135,14 +135,7 @@ class SimApp:
         try:
             reply = answer(api_request)
             authenticated = principal.kind not in {TokenKind.NONE, TokenKind.UNKNOWN, TokenKind.EXPIRED}
-            status_fault = fault is not None and fault.kind in {
-                FaultKind.UNAUTHORIZED,
-                FaultKind.FORBIDDEN,
-                FaultKind.NOT_FOUND,
-                FaultKind.SERVER_ERROR,
-                FaultKind.GONE,
-            }
-            if status_fault and authenticated and fault is not None:
+            if fault is not None and fault.kind in STATUS_FAULTS and authenticated:
                 raise _status_fault(fault, api_request)
         except ApiError as error:
             reply = error_reply(error)
