@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from services.common.errors import Unavailable
-from services.overview.cache import Outcome, ReadFailed, SingleFlightCache
+from services.common.singleflight import Outcome, ReadFailed, SingleFlightCache
 
 
 @dataclass

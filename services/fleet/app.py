@@ -21,10 +21,10 @@ from datetime import UTC, datetime
 from psycopg_pool import AsyncConnectionPool
 
 from services.common.auth import DcimAuthenticator, DcimTokenRules, DcimTokenValidator
-from services.common.db import SCHEMA_VERSION, make_pool, require_schema
-from services.common.errors import Unavailable
+from services.common.db import make_pool
 from services.common.paging import PageTokens
-from services.common.serving import ApiServer, Readiness, RequestStack, grpc_generic_handler, http_app
+from services.common.serving import ApiServer, RequestStack, grpc_generic_handler, http_app
+from services.common.startup import check_schema_at_start, schema_readiness
 from services.fleet.service import SERVICE, FleetApi, connect_app
 from services.fleet.settings import FleetSettings
 
@@ -39,10 +39,6 @@ EXTRA_REQUEST_HEADERS = ("authorization",)
 GRPC_OPTIONS = (("grpc.max_metadata_size", 32 * 1024), ("grpc.absolute_max_metadata_size", 64 * 1024))
 
 
-class SchemaTooOld(RuntimeError):
-    """The database answered, with a schema older than this release needs: refuse to start."""
-
-
 @dataclass(frozen=True)
 class RunningFleetApi:
     """The parts of a running `platform-admin-api`, for `main.py` and the tests."""
@@ -55,32 +51,6 @@ class RunningFleetApi:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-async def _check_schema_at_start(pool: AsyncConnectionPool) -> None:
-    """Raise `SchemaTooOld` if the database answers with an old schema; an unreachable one only delays readiness."""
-    try:
-        version = await require_schema(pool, SCHEMA_VERSION)
-    except Unavailable as e:
-        raise SchemaTooOld(e.message) from e
-    except Exception as e:  # unreachable or refusing: serve anyway, /readyz says "not ready" until it answers
-        logger.warning("database not reachable at start", extra={"cause": type(e).__name__, "error": str(e)[:300]})
-        return
-    logger.info("database schema checked", extra={"schema_version": version})
-
-
-def _readiness(pool: AsyncConnectionPool) -> Readiness:
-    """Ready once the database answered once with a schema new enough (then it stays ready)."""
-
-    async def database_answered() -> bool:
-        try:
-            await require_schema(pool, SCHEMA_VERSION)
-        except Unavailable as e:
-            logger.error("database schema too old", extra={"error": e.message})
-            return False
-        return True
-
-    return Readiness(database_answered)
 
 
 def build_server(
@@ -103,7 +73,7 @@ def build_server(
     )
     stack = RequestStack(authenticate=DcimAuthenticator(DcimTokenValidator(rules)))
     connect = connect_app(service, stack)
-    readiness = _readiness(pool)
+    readiness = schema_readiness(pool)
     asgi = http_app(
         connect,
         connect.path,
@@ -141,7 +111,7 @@ async def running_fleet_api(
     pool = make_pool(settings.database, application_name=APPLICATION_NAME, reconnect_timeout_seconds=0.0)
     await pool.open(wait=False)
     try:
-        await _check_schema_at_start(pool)
+        await check_schema_at_start(pool)
         service, server = build_server(settings, pool, rules or settings.auth.token_rules(), clock, monotonic)
         await server.start()
         try:

@@ -17,7 +17,8 @@ import sys
 
 from services.common.logs import configure_logging
 from services.common.settings import SettingsError
-from services.fleet.app import SchemaTooOld, running_fleet_api
+from services.common.startup import SchemaTooOld
+from services.fleet.app import running_fleet_api
 from services.fleet.settings import FleetSettings
 
 logger = logging.getLogger(__name__)

@@ -28,10 +28,10 @@ from services.common.codecs import connect_codecs
 from services.common.errors import NotFound
 from services.common.paging import FilterValue, KeyPart, PageTokens, page_size, split_page
 from services.common.serving import ConnectStackInterceptor, RequestStack
+from services.common.singleflight import Outcome, SingleFlightCache
 from services.fleet import convert, queries
 from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS
 from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
-from services.overview.cache import Outcome, SingleFlightCache
 
 SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
 NO_STORE = "private, no-store"

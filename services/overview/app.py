@@ -20,10 +20,10 @@ from datetime import datetime
 from fundament.overview.v1 import overview_pb2
 from psycopg_pool import AsyncConnectionPool
 
-from services.common.db import SCHEMA_VERSION, make_pool, require_schema
-from services.common.errors import Unavailable
-from services.common.serving import ApiServer, Readiness, RequestStack, grpc_generic_handler, http_app
-from services.overview.cache import Outcome, SingleFlightCache
+from services.common.db import make_pool
+from services.common.serving import ApiServer, RequestStack, grpc_generic_handler, http_app
+from services.common.singleflight import Outcome, SingleFlightCache
+from services.common.startup import check_schema_at_start, schema_readiness
 from services.overview.metrics import CACHE_LOOKUPS
 from services.overview.reader import OverviewReader, utc_now
 from services.overview.service import SERVICE, OverviewApi, connect_app
@@ -36,10 +36,6 @@ FAILURE_MESSAGE = "the platform overview is unavailable right now, try again lat
 # Browsers may send these besides the Connect headers. `authorization` is allowed so a console that
 # attaches its token to every call still gets through; the service never looks at it.
 EXTRA_REQUEST_HEADERS = ("authorization",)
-
-
-class SchemaTooOld(RuntimeError):
-    """The database answered, with a schema older than this release needs: refuse to start."""
 
 
 @dataclass(frozen=True)
@@ -60,32 +56,6 @@ def _count_lookup(outcome: Outcome) -> None:
     _LOOKUPS[outcome].inc()
 
 
-async def _check_schema_at_start(pool: AsyncConnectionPool) -> None:
-    """Raise `SchemaTooOld` if the database answers with an old schema; an unreachable one only delays readiness."""
-    try:
-        version = await require_schema(pool, SCHEMA_VERSION)
-    except Unavailable as e:
-        raise SchemaTooOld(e.message) from e
-    except Exception as e:  # unreachable or refusing: serve anyway, /readyz says "not ready" until it answers
-        logger.warning("database not reachable at start", extra={"cause": type(e).__name__, "error": str(e)[:300]})
-        return
-    logger.info("database schema checked", extra={"schema_version": version})
-
-
-def _readiness(pool: AsyncConnectionPool) -> Readiness:
-    """Ready once the database answered once with a schema new enough (then it stays ready)."""
-
-    async def database_answered() -> bool:
-        try:
-            await require_schema(pool, SCHEMA_VERSION)
-        except Unavailable as e:
-            logger.error("database schema too old", extra={"error": e.message})
-            return False
-        return True
-
-    return Readiness(database_answered)
-
-
 @asynccontextmanager
 async def running_overview(
     settings: OverviewSettings,
@@ -99,7 +69,7 @@ async def running_overview(
     pool = make_pool(settings.database, application_name=APPLICATION_NAME, reconnect_timeout_seconds=0.0)
     await pool.open(wait=False)
     try:
-        await _check_schema_at_start(pool)
+        await check_schema_at_start(pool)
         reader = OverviewReader(pool, now=now)
         cache = SingleFlightCache(
             reader.read,
@@ -114,7 +84,7 @@ async def running_overview(
         # so their log line is DEBUG; failures are logged at INFO and every call is counted in /metrics.
         stack = RequestStack(success_log_level=logging.DEBUG)
         connect = connect_app(api, stack)
-        readiness = _readiness(pool)
+        readiness = schema_readiness(pool)
         asgi = http_app(
             connect,
             connect.path,

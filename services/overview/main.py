@@ -17,7 +17,8 @@ import sys
 
 from services.common.logs import configure_logging
 from services.common.settings import SettingsError
-from services.overview.app import SchemaTooOld, running_overview
+from services.common.startup import SchemaTooOld
+from services.overview.app import running_overview
 from services.overview.settings import OverviewSettings
 
 logger = logging.getLogger(__name__)

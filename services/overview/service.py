@@ -19,7 +19,7 @@ from typing_extensions import override
 
 from services.common.codecs import connect_codecs
 from services.common.serving import ConnectStackInterceptor, RequestStack
-from services.overview.cache import ReadFailed, SingleFlightCache
+from services.common.singleflight import ReadFailed, SingleFlightCache
 
 SERVICE = overview_pb2.DESCRIPTOR.services_by_name["OverviewService"]
 
