@@ -12,11 +12,11 @@ import os
 import sys
 from collections.abc import Callable
 
-from fleetctl import db, demo, token
+from fleetctl import db, demo, soak, token
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
-COMMANDS: tuple[Register, ...] = (db.register, token.register, demo.register)
+COMMANDS: tuple[Register, ...] = (db.register, token.register, demo.register, soak.register)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -63,6 +63,7 @@ class Child:
     process: subprocess.Popen[bytes]
     log_path: Path
     log_file: IO[bytes]
+    env: Mapping[str, str] = field(default_factory=dict)  # what `start` added, so the soak can restart it
 
 
 @dataclass
@@ -85,7 +86,7 @@ class Supervisor:
             start_new_session=True,
             preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl call, safe before exec
         )
-        child = Child(name, argv, process, log_path, log_file)
+        child = Child(name, argv, process, log_path, log_file, dict(env))
         self.children.append(child)
         logger.debug("started %s (pid %d)", name, process.pid)
         return child
