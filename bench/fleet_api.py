@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import json
 import logging
 import secrets
 import statistics
@@ -47,7 +48,7 @@ from fundament.fleet.v1 import fleet_pb2
 from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 from psycopg import sql
 
-from bench.overview_function import prepare
+from bench.overview_function import SCALE, prepare
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import available
 from services.common.auth import DcimTokenRules, mint_token
@@ -88,12 +89,13 @@ def _marker(seed: int) -> str:
     return f"fleet bench admin world, seed {seed}, digest {digest}"
 
 
-def prepare_world(dsn: str, seed: int, *, rebuild: bool) -> str:
+def prepare_world(dsn: str, seed: int, *, rebuild: bool, organizations: int = SCALE.organizations) -> str:
     """The DSN of a copy of the scale fleet with observations written, built only when needed."""
-    scale = prepare(dsn, seed, rebuild=rebuild)
+    scale = prepare(dsn, seed, rebuild=rebuild, organizations=organizations)
     scale_name = psycopg.conninfo.conninfo_to_dict(scale)["dbname"]
-    name = f"fleet_bench_admin_s{seed}"
-    marker = _marker(seed)
+    suffix = "" if organizations == SCALE.organizations else f"_o{organizations}"
+    name = f"fleet_bench_admin_s{seed}{suffix}"
+    marker = _marker(seed) + suffix
     target = psycopg.conninfo.make_conninfo(dsn, dbname=name)
     with psycopg.connect(dsn, autocommit=True) as admin:
         row = admin.execute(
@@ -172,7 +174,7 @@ def _settings(target: str, secret: str, **extra: str) -> FleetSettings:
     )
 
 
-async def run(target: str, rounds: int) -> dict[str, float]:
+async def run(target: str, rounds: int, deep_page: int = 500) -> dict[str, float]:
     secret = secrets.token_urlsafe(48)
     served_settings = _settings(target, secret)
     uncached_settings = _settings(target, secret, SUMMARY_CACHE_SECONDS="0")
@@ -195,12 +197,12 @@ async def run(target: str, rounds: int) -> dict[str, float]:
         count_conn = await psycopg.AsyncConnection.connect(served_settings.database.url, autocommit=True)
         try:
             page_request: dict[str, Any] = {"page_size": 100, "include_deleted": True}
-            deep = await token_of_page(stub, metadata, 500, page_request)
+            deep = await token_of_page(stub, metadata, deep_page, page_request)
             last = await stub.ListClusters(
                 fleet_pb2.ListClustersRequest(page_token=deep, **page_request), metadata=metadata
             )
             more = bool(last.next_page_token)
-            _say(f"page 500 of ListClusters holds {len(last.clusters)} clusters; more after it: {more}")
+            _say(f"page {deep_page} of ListClusters holds {len(last.clusters)} clusters; more after it: {more}")
             some_cluster = last.clusters[0].id
 
             async def count() -> float:
@@ -288,12 +290,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=21, help="measured rounds per call (default 21)")
     parser.add_argument("--seed", type=int, default=0, help="fleet seed (default 0)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the databases even if cached")
+    parser.add_argument("--organizations", type=int, default=SCALE.organizations, help="fleet size (default 10000)")
+    parser.add_argument("--deep-page", type=int, default=500, help="the deep page compared with page 1 (default 500)")
+    parser.add_argument("--json", type=Path, help="also write the figures (medians in ms, ratios) to this file")
     args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
+    if args.rounds < 1 or args.deep_page < 2 or not 100 <= args.organizations <= SCALE.organizations:
+        parser.error(f"--rounds >= 1, --deep-page >= 2 and --organizations in 100..{SCALE.organizations}")
     with _server(args.dsn) as dsn:
-        target = prepare_world(dsn, args.seed, rebuild=args.rebuild)
-        asyncio.run(run(target, args.rounds))
+        target = prepare_world(dsn, args.seed, rebuild=args.rebuild, organizations=args.organizations)
+        figures = asyncio.run(run(target, args.rounds, args.deep_page))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
     return 0
 
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import statistics
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +37,14 @@ from psycopg import sql
 
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import apply_roles, available, migrate
-from db.seed.generate import iter_parts
+from db.seed.generate import SIZES, FleetSize, iter_parts
 from db.seed.write import analyze, write_parts
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 3.0
 OVERVIEW = "SELECT name, alias, clusters, projects, namespaces FROM tenant.platform_overview()"
 COUNT = "SELECT count(*) FROM tenant.namespaces WHERE deleted IS NULL"
+SCALE = SIZES["scale"]
 
 
 def _say(text: str) -> None:
@@ -82,10 +85,17 @@ def _cached(admin: psycopg.Connection[Any], name: str, marker: str) -> bool:
     return row is not None and row[0] == marker
 
 
-def prepare(dsn: str, seed: int, *, rebuild: bool) -> str:
+def scale_size(organizations: int = SCALE.organizations) -> FleetSize:
+    """The scale fleet's shape with `organizations` organizations (the table's growth plot uses 1% and 10%)."""
+    return SCALE if organizations == SCALE.organizations else replace(SCALE, organizations=organizations)
+
+
+def prepare(dsn: str, seed: int, *, rebuild: bool, organizations: int = SCALE.organizations) -> str:
     """The DSN of a migrated database holding the scale fleet of `seed`, built only when needed."""
-    name = f"fleet_bench_scale_s{seed}"
-    marker = _marker(seed)
+    size = scale_size(organizations)
+    suffix = "" if size is SCALE else f"_o{organizations}"
+    name = f"fleet_bench_scale_s{seed}{suffix}"
+    marker = _marker(seed) + suffix
     with psycopg.connect(dsn, autocommit=True) as admin:
         apply_roles(admin)
         if not rebuild and _cached(admin, name, marker):
@@ -97,7 +107,7 @@ def prepare(dsn: str, seed: int, *, rebuild: bool) -> str:
     started = time.monotonic()
     migrate(target)
     with psycopg.connect(target) as conn:
-        counts = write_parts(conn, iter_parts("scale", seed))
+        counts = write_parts(conn, iter_parts(size, seed))
     with psycopg.connect(target, autocommit=True) as conn:
         analyze(conn)
     with psycopg.connect(dsn, autocommit=True) as admin:
@@ -148,8 +158,9 @@ def measure(target: str, rounds: int) -> dict[str, list[float]]:
     return times
 
 
-def report(times: dict[str, list[float]]) -> None:
-    """Print the figures and the ratios against both counts."""
+def report(times: dict[str, list[float]]) -> dict[str, float]:
+    """Print the figures and the ratios against both counts; return the medians (ms) and ratios."""
+    figures = {f"{label} ms": statistics.median(values) * 1000 for label, values in times.items()}
     for label, values in times.items():
         _say(
             f"{label:<22} median {statistics.median(values) * 1000:8.1f} ms   "
@@ -164,6 +175,8 @@ def report(times: dict[str, list[float]]) -> None:
             f"ratio {OVERVIEW_LABEL} / {label}: median {ratio:.2f}, min {ratio_min:.2f} "
             f"(target <= {TARGET_RATIO:g}: {verdict})"
         )
+        figures[f"ratio / {label}"] = ratio
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,12 +185,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=15, help="measured rounds per query (default 15)")
     parser.add_argument("--seed", type=int, default=0, help="fleet seed (default 0)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the scale database even if cached")
+    parser.add_argument("--organizations", type=int, default=SCALE.organizations, help="fleet size (default 10000)")
+    parser.add_argument("--json", type=Path, help="also write the figures (medians in ms, ratios) to this file")
     args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
+    if args.rounds < 1 or not 100 <= args.organizations <= SCALE.organizations:
+        parser.error(f"--rounds must be at least 1 and --organizations in 100..{SCALE.organizations}")
     with _server(args.dsn) as dsn:
-        target = prepare(dsn, args.seed, rebuild=args.rebuild)
-        report(measure(target, args.rounds))
+        target = prepare(dsn, args.seed, rebuild=args.rebuild, organizations=args.organizations)
+        figures = report(measure(target, args.rounds))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
     return 0
 
 

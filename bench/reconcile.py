@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import json
 import logging
 import os
 import statistics
@@ -134,7 +135,7 @@ async def counts(pool: Any) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-async def measure(worker_dsn: str, kubeconfig: Path, rounds: int) -> bool:
+async def measure(worker_dsn: str, kubeconfig: Path, rounds: int, figures: dict[str, float] | None = None) -> bool:
     settings = DatabaseSettings(url=worker_dsn, pool_min=1, pool_max=2, statement_timeout_ms=120_000)
     pool = make_pool(settings, application_name="bench-reconcile")
     await pool.open(wait=True)
@@ -185,6 +186,11 @@ async def measure(worker_dsn: str, kubeconfig: Path, rounds: int) -> bool:
     print(
         f"finding rows written by the measured passes: {rows_written} (target 0); opened/resolved/new/gone: {changes}"
     )
+    if figures is not None:  # for `--json` (the benchmark table of `python -m bench`)
+        figures.update(
+            list_seconds=list_s, pass_seconds=pass_s, ratio=ratio, rows_written=rows_written, changes=changes
+        )
+        figures.update(shoots=shoots_after, store_seconds=statistics.median(stores))
     return ratio <= TARGET_RATIO and rows_written == 0 and changes == 0
 
 
@@ -195,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="measured list/pass pairs (median reported)")
     parser.add_argument("--dsn", help="a superuser DSN of a server to use instead of a throwaway embedded one")
     parser.add_argument("--serve-sim", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--json", type=Path, help="also write the figures (seconds, ratio, rows) to this file")
     args = parser.parse_args(argv)
     if args.serve_sim is not None:
         serve_sim(args.serve_sim, args.organizations, args.seed)
@@ -204,14 +211,18 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING)
     started = time.perf_counter()
     fleet = bench_fleet(args.organizations, args.seed)
-    print(f"fleet: {len(fleet.clusters)} clusters, {len(fleet.shoots)} shoots ({time.perf_counter() - started:.1f} s)")
+    clusters = len(fleet.clusters)
+    print(f"fleet: {clusters} clusters, {len(fleet.shoots)} shoots ({time.perf_counter() - started:.1f} s)")
     with simulator(args.organizations, args.seed) as kubeconfig, postgres(args.dsn) as superuser_dsn:
         started = time.perf_counter()
         worker_dsn = prepare_database(superuser_dsn, fleet)
         del fleet
         gc.collect()
         print(f"database written ({time.perf_counter() - started:.1f} s)")
-        ok = asyncio.run(measure(worker_dsn, kubeconfig, args.rounds))
+        figures: dict[str, float] = {"clusters": clusters}
+        ok = asyncio.run(measure(worker_dsn, kubeconfig, args.rounds, figures))
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=1))
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

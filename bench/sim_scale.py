@@ -141,7 +141,7 @@ def mib(size: float) -> str:
     return f"{size / 1024**2:,.0f} MiB"
 
 
-def many_shoots(shoots: int, workers: int) -> bool:
+def many_shoots(shoots: int, workers: int, figures: dict[str, float] | None = None) -> bool:
     organizations = max(1, round(shoots / 5 / 0.945))  # 5 clusters each; about 94.5% have a shoot
     with simulator("--organizations", str(organizations)) as sim:
         status, body = sim.get("/apis/core.gardener.cloud/v1beta1/shoots", sim.token, resourceVersion="0")
@@ -180,10 +180,17 @@ def many_shoots(shoots: int, workers: int) -> bool:
         )
         print(f"  simulator CPU {cpu:.1f} s = {cpu / requests * 1000:.2f} ms per request")
         print(f"  simulator peak RSS {mib(sim.peak_rss_bytes())}")
+        if figures is not None:  # for `--json` (the benchmark table of `python -m bench`)
+            figures.update(
+                many_shoots=len(running),
+                many_requests_per_second=requests / wall,
+                many_cpu_ms_per_request=cpu / requests * 1000,
+                many_peak_rss_mib=sim.peak_rss_bytes() / 1024**2,
+            )
         return sim.peak_rss_bytes() < RSS_LIMIT_BYTES and status == 200
 
 
-def huge_shoot() -> bool:
+def huge_shoot(figures: dict[str, float] | None = None) -> bool:
     with simulator("--huge-shoot") as sim:
         print(f"huge shoot: started in {sim.started_seconds:.1f} s, peak RSS {mib(sim.peak_rss_bytes())}")
         config = sim.action("shoot_kubeconfig", key="huge--huge", expiration_seconds=86400)
@@ -213,6 +220,8 @@ def huge_shoot() -> bool:
         print(f"  paged / single simulator CPU: {rows[2][4] / rows[0][4]:.2f}x")
         verdict = "ok" if peak < RSS_LIMIT_BYTES else "MISSED"
         print(f"  simulator peak RSS {mib(peak)} of the {mib(RSS_LIMIT_BYTES)} target: {verdict}")
+        if figures is not None:
+            figures.update(huge_peak_rss_mib=peak / 1024**2, huge_metadata_list_seconds=rows[0][3])
         return peak < RSS_LIMIT_BYTES
 
 
@@ -231,12 +240,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=8, help="client threads for the many-shoots pass")
     parser.add_argument("--skip-huge", action="store_true", help="skip the 150,000-pod shoot")
     parser.add_argument("--with-scale-fleet", action="store_true", help="also start the seed's scale fleet")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
-    ok = many_shoots(args.shoots, args.workers)
+    figures: dict[str, float] = {}
+    ok = many_shoots(args.shoots, args.workers, figures)
     if not args.skip_huge:
-        ok = huge_shoot() and ok
+        ok = huge_shoot(figures) and ok
     if args.with_scale_fleet:
         ok = scale_fleet() and ok
+    if args.json:
+        args.json.write_text(orjson.dumps(figures, option=orjson.OPT_INDENT_2).decode())
     return 0 if ok else 1
 
 
