@@ -82,9 +82,18 @@ def serve_sim(state_dir: Path, shoots: int, seed: int, latency: float) -> None:
     asyncio.run(serve())
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """CPU seconds a process has used so far (Linux /proc), 0 where that cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def simulator(shoots: int, seed: int, latency: float) -> Iterator[Path]:
-    """fleet-sim in its own process; yields the garden kubeconfig's path and stops the process after."""
+def simulator(shoots: int, seed: int, latency: float) -> Iterator[tuple[Path, int]]:
+    """fleet-sim in its own process; yields the garden kubeconfig's path and the process id."""
     with tempfile.TemporaryDirectory(prefix="bench-fanout-sim-") as tmp:
         state_dir = Path(tmp)
         args = [sys.executable, "-m", "bench.collector_fanout", "--serve-sim", str(state_dir)]
@@ -99,7 +108,7 @@ def simulator(shoots: int, seed: int, latency: float) -> Iterator[Path]:
                 if time.monotonic() > deadline:
                     raise TimeoutError("fleet-sim did not start within 300 s")
                 time.sleep(0.2)
-            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"])
+            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"]), child.pid
         finally:
             child.terminate()
             try:
@@ -144,7 +153,7 @@ def cpu_seconds() -> float:
 
 
 def report(
-    name: str, summary: RoundSummary, wall: float, cpu: float, minted: int, workers: int, latency: float
+    name: str, summary: RoundSummary, wall: float, cpu: tuple[float, float], minted: int, workers: int, latency: float
 ) -> float:
     collected = [r for r in summary.results if r.ok and r.reading is not None]
     requests = sum(r.reading.requests for r in collected if r.reading is not None) + minted
@@ -155,7 +164,8 @@ def report(
     durations = sorted(r.duration_seconds for r in summary.results)
     print(
         f"{name:<6} {clusters:>6} clusters {summary.failed:>3} failed  {calls:5.2f} calls/cluster  "
-        f"ideal {ideal:6.2f} s  measured {wall:6.2f} s  ratio {ratio:4.2f}  worker CPU {cpu:6.2f} s  "
+        f"ideal {ideal:6.2f} s  measured {wall:6.2f} s  ratio {ratio:4.2f}\n"
+        f"       CPU: worker {cpu[0]:6.2f} s, simulator {cpu[1]:6.2f} s; "
         f"per cluster: median {durations[len(durations) // 2]:.2f} s, max {durations[-1]:.2f} s"
     )
     failures = Counter(f"{r.reason}: {r.error}" for r in summary.results if not r.ok)
@@ -164,7 +174,7 @@ def report(
     return ratio
 
 
-async def measure(worker_dsn: str, kubeconfig: Path, shoots: int, workers: int, latency: float) -> bool:
+async def measure(worker_dsn: str, kubeconfig: Path, sim_pid: int, shoots: int, workers: int, latency: float) -> bool:
     pool = make_pool(
         DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
         application_name="bench-fanout",
@@ -187,12 +197,13 @@ async def measure(worker_dsn: str, kubeconfig: Path, shoots: int, workers: int, 
         ratios = []
         for name in ("cold", "warm"):
             before_minted = sum(credentials.minted.values())
-            cpu = cpu_seconds()
+            cpu, sim_cpu = cpu_seconds(), process_cpu_seconds(sim_pid)
             started = time.perf_counter()
             summary = await loop.run_once(clusters)
             wall = time.perf_counter() - started
             minted = sum(credentials.minted.values()) - before_minted
-            ratios.append(report(name, summary, wall, cpu_seconds() - cpu, minted, workers, latency))
+            spent = (cpu_seconds() - cpu, process_cpu_seconds(sim_pid) - sim_cpu)
+            ratios.append(report(name, summary, wall, spent, minted, workers, latency))
     finally:
         await gardener.close()
         await pool.close()
@@ -214,9 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=logging.ERROR)
     fleet = bench_fleet(args.shoots, args.seed)
-    with postgres(args.dsn) as superuser, simulator(args.shoots, args.seed, args.latency) as kubeconfig:
+    with postgres(args.dsn) as superuser, simulator(args.shoots, args.seed, args.latency) as (kubeconfig, sim_pid):
         worker_dsn = prepare_database(superuser, fleet)
-        ok = asyncio.run(measure(worker_dsn, kubeconfig, args.shoots, args.workers, args.latency))
+        ok = asyncio.run(measure(worker_dsn, kubeconfig, sim_pid, args.shoots, args.workers, args.latency))
     return 0 if ok else 1
 
 

@@ -30,21 +30,30 @@ WHERE c.deleted IS NULL
     AND (c.id::text = %(ref)s OR c.name = %(ref)s OR o.name || '/' || c.name = %(ref)s)
 ORDER BY o.name, c.name
 
--- name: live_node_pools
--- Called inside a collection's transaction: the node pools a node pool snapshot is written for.
-SELECT id, name
-FROM tenant.node_pools
-WHERE cluster_id = %(cluster_id)s AND deleted IS NULL
-ORDER BY name, id
-
 -- name: live_namespaces
--- Called inside a collection's transaction: the namespaces a namespace snapshot is written for
--- (live namespaces of live projects of the cluster).
+-- Called by the mock reader (GARDENER_MODE=mock): the live namespaces of live projects of the cluster.
 SELECT n.id, n.name
 FROM tenant.namespaces AS n
 JOIN tenant.projects AS p ON p.id = n.project_id
 WHERE p.cluster_id = %(cluster_id)s AND p.deleted IS NULL AND n.deleted IS NULL
 ORDER BY n.id
+
+-- name: cluster_layout
+-- Called by store_reading and store_ledger inside a collection's transaction, in one round trip:
+-- the live node pools and namespaces a snapshot is written for (live namespaces of live projects),
+-- and the ledger's active rows of the resource types that could be listed this time.
+SELECT 'pool' AS kind, id, name, NULL::text AS resource_type, NULL::text AS namespace, NULL::text AS resource_id
+FROM tenant.node_pools
+WHERE cluster_id = %(cluster_id)s AND deleted IS NULL
+UNION ALL
+SELECT 'namespace', n.id, n.name, NULL, NULL, NULL
+FROM tenant.namespaces AS n
+JOIN tenant.projects AS p ON p.id = n.project_id
+WHERE p.cluster_id = %(cluster_id)s AND p.deleted IS NULL AND n.deleted IS NULL
+UNION ALL
+SELECT 'resource', id, name, resource_type, namespace, resource_id
+FROM tenant.infrastructure_resources
+WHERE cluster_id = %(cluster_id)s AND destroyed IS NULL AND resource_type = ANY(%(resource_types)s::text[])
 
 -- name: store_cluster_snapshot
 -- Called by store_reading: the cluster's new numbers; clears the last error (the latest attempt
@@ -109,13 +118,6 @@ ON CONFLICT (loop) DO UPDATE SET
     last_completed = EXCLUDED.last_completed,
     interval_seconds = EXCLUDED.interval_seconds,
     details = EXCLUDED.details
-
--- name: active_resources
--- Called by store_ledger inside the collection's transaction: the ledger's active rows of the
--- cluster, of the resource types that could be listed this time.
-SELECT id, resource_type, namespace, name, resource_id
-FROM tenant.infrastructure_resources
-WHERE cluster_id = %(cluster_id)s AND destroyed IS NULL AND resource_type = ANY(%(resource_types)s::text[])
 
 -- name: create_resources
 -- Called by store_ledger: resources the ledger did not know. The partial unique index on active

@@ -21,7 +21,7 @@ from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from collector.gardener import MockShootRow
-from collector.ledger import ActiveRow, Discovered, LedgerCounts, TypeCounts, listed_types, plan
+from collector.ledger import ActiveRow, LedgerCounts, LedgerPlan, TypeCounts, listed_types, plan
 from collector.shoot import Reading
 from services.common.db import Query, load_queries
 from services.common.naming import worker_name
@@ -96,64 +96,153 @@ async def live_namespaces(conn: Conn, cluster_id: UUID) -> list[NamedRow]:
         return await cur.fetchall()
 
 
+@dataclass(frozen=True, slots=True)
+class LayoutRow:
+    """One row of `cluster_layout`: a live node pool, a live namespace or an active ledger row."""
+
+    kind: str
+    id: UUID
+    name: str
+    resource_type: str | None
+    namespace: str | None
+    resource_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What the database knows of a cluster when a collection stores it."""
+
+    pools: list[NamedRow]
+    namespaces: list[NamedRow]
+    active: list[ActiveRow]
+
+
+async def cluster_layout(conn: Conn, cluster_id: UUID, resource_types: Sequence[str]) -> Layout:
+    """The cluster's live node pools and namespaces and its active ledger rows of the given types (one query)."""
+    async with conn.cursor(row_factory=class_row(LayoutRow)) as cur:
+        await cur.execute(_q("cluster_layout").sql, {"cluster_id": cluster_id, "resource_types": list(resource_types)})
+        rows = await cur.fetchall()
+    layout = Layout([], [], [])
+    for row in rows:
+        if row.kind == "pool":
+            layout.pools.append(NamedRow(row.id, row.name))
+        elif row.kind == "namespace":
+            layout.namespaces.append(NamedRow(row.id, row.name))
+        else:
+            layout.active.append(
+                ActiveRow(row.id, row.resource_type or "", row.namespace or "", row.name, row.resource_id)
+            )
+    return layout
+
+
 async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, observed: datetime) -> LedgerCounts:
-    """Write a cluster's snapshots and reconcile its ledger (call inside the collection's transaction)."""
-    await conn.execute(
-        _q("store_cluster_snapshot").sql,
-        {
-            "cluster_id": cluster_id,
-            "observed": observed,
-            "nodes": reading.nodes,
-            "ready_nodes": reading.ready_nodes,
-            "pods": reading.pods,
-            "allocatable_pods": reading.allocatable_pods,
-            "cpu_allocatable_millicores": reading.cpu_allocatable_millicores,
-            "memory_allocatable_bytes": reading.memory_allocatable_bytes,
-        },
-    )
-    async with conn.cursor(row_factory=class_row(NamedRow)) as cur:
-        await cur.execute(_q("live_node_pools").sql, {"cluster_id": cluster_id})
-        pools = await cur.fetchall()
-    pool_counts = [reading.pool_nodes.get(worker_name(pool.name), (0, 0)) for pool in pools]
-    if pools:
+    """Write a cluster's snapshots and reconcile its ledger (call inside the collection's transaction).
+
+    One query reads what the database knows of the cluster; every write then goes out in one
+    pipeline, so a collection costs the database a handful of round trips whatever its size.
+    """
+    layout = await cluster_layout(conn, cluster_id, listed_types(reading.ledger))
+    changes = plan(reading.ledger, layout.active)
+    async with conn.pipeline():
         await conn.execute(
-            _q("store_node_pool_snapshots").sql,
+            _q("store_cluster_snapshot").sql,
             {
                 "cluster_id": cluster_id,
                 "observed": observed,
-                "node_pool_ids": [pool.id for pool in pools],
-                "nodes": [counts[0] for counts in pool_counts],
-                "ready_nodes": [counts[1] for counts in pool_counts],
+                "nodes": reading.nodes,
+                "ready_nodes": reading.ready_nodes,
+                "pods": reading.pods,
+                "allocatable_pods": reading.allocatable_pods,
+                "cpu_allocatable_millicores": reading.cpu_allocatable_millicores,
+                "memory_allocatable_bytes": reading.memory_allocatable_bytes,
             },
         )
-    namespaces = await live_namespaces(conn, cluster_id)
-    if namespaces:
-        # A namespace the cluster does not have (yet) runs no pods: that is an observation too.
-        await conn.execute(
-            _q("store_namespace_snapshots").sql,
-            {
-                "cluster_id": cluster_id,
-                "observed": observed,
-                "namespace_ids": [ns.id for ns in namespaces],
-                "pods": [reading.namespace_pods.get(ns.id, 0) for ns in namespaces],
-            },
-        )
-    return await store_ledger(conn, cluster_id, reading.ledger, observed=observed)
+        if layout.pools:
+            pool_counts = [reading.pool_nodes.get(worker_name(pool.name), (0, 0)) for pool in layout.pools]
+            await conn.execute(
+                _q("store_node_pool_snapshots").sql,
+                {
+                    "cluster_id": cluster_id,
+                    "observed": observed,
+                    "node_pool_ids": [pool.id for pool in layout.pools],
+                    "nodes": [counts[0] for counts in pool_counts],
+                    "ready_nodes": [counts[1] for counts in pool_counts],
+                },
+            )
+        if layout.namespaces:
+            # A namespace the cluster does not have (yet) runs no pods: that is an observation too.
+            await conn.execute(
+                _q("store_namespace_snapshots").sql,
+                {
+                    "cluster_id": cluster_id,
+                    "observed": observed,
+                    "namespace_ids": [ns.id for ns in layout.namespaces],
+                    "pods": [reading.namespace_pods.get(ns.id, 0) for ns in layout.namespaces],
+                },
+            )
+        pending = await _write_ledger(conn, cluster_id, changes, observed)
+    return await pending.counts()
 
 
 async def store_ledger(conn: Conn, cluster_id: UUID, results: Mapping[str, Any], *, observed: datetime) -> LedgerCounts:
     """Reconcile the cluster's active ledger rows with what the sources found (DESIGN.md §8)."""
     types = listed_types(results)
-    active: list[ActiveRow] = []
-    if types:
-        async with conn.cursor(row_factory=class_row(ActiveRow)) as cur:
-            await cur.execute(_q("active_resources").sql, {"cluster_id": cluster_id, "resource_types": list(types)})
-            active = await cur.fetchall()
-    changes = plan(results, active)
-    created = await _create(conn, cluster_id, changes.create, observed)
-    destroyed = await _returning_types(
-        conn, _q("destroy_resources"), {"ids": list(changes.destroy), "observed": observed}, bool(changes.destroy)
-    )
+    active = (await cluster_layout(conn, cluster_id, types)).active if types else []
+    async with conn.pipeline():
+        pending = await _write_ledger(conn, cluster_id, plan(results, active), observed)
+    return await pending.counts()
+
+
+@dataclass
+class _PendingLedger:
+    """Ledger writes sent in a pipeline; their counts are read once it was synced."""
+
+    changes: LedgerPlan
+    created: psycopg.AsyncCursor[tuple[Any, ...]] | None
+    destroyed: psycopg.AsyncCursor[tuple[Any, ...]] | None
+
+    async def counts(self) -> LedgerCounts:
+        created = await _types_of(self.created)
+        destroyed = await _types_of(self.destroyed)
+        return LedgerCounts(
+            by_type={
+                resource_type: TypeCounts(
+                    found=found, created=created[resource_type], destroyed=destroyed[resource_type]
+                )
+                for resource_type, found in self.changes.found.items()
+            },
+            unlisted=self.changes.unlisted,
+        )
+
+
+async def _types_of(cursor: psycopg.AsyncCursor[tuple[Any, ...]] | None) -> Counter[str]:
+    """One resource type per changed row (RETURNING), counted per type."""
+    if cursor is None:
+        return Counter()
+    async with cursor:
+        return Counter(str(row[0]) for row in await cursor.fetchall())
+
+
+async def _write_ledger(conn: Conn, cluster_id: UUID, changes: LedgerPlan, observed: datetime) -> _PendingLedger:
+    """Send the plan's writes (inside a pipeline); statements with nothing to do are not sent."""
+    created = destroyed = None
+    if changes.create:
+        created = conn.cursor(row_factory=tuple_row)
+        await created.execute(
+            _q("create_resources").sql,
+            {
+                "cluster_id": cluster_id,
+                "observed": observed,
+                "resource_types": [d.resource_type for d in changes.create],
+                "resource_ids": [d.resource_id for d in changes.create],
+                "names": [d.name for d in changes.create],
+                "namespaces": [d.namespace for d in changes.create],
+                "billable": [d.billable for d in changes.create],
+            },
+        )
+    if changes.destroy:
+        destroyed = conn.cursor(row_factory=tuple_row)
+        await destroyed.execute(_q("destroy_resources").sql, {"ids": list(changes.destroy), "observed": observed})
     if changes.change_id:
         await conn.execute(
             _q("change_resource_ids").sql,
@@ -165,39 +254,7 @@ async def store_ledger(conn: Conn, cluster_id: UUID, results: Mapping[str, Any],
         )
     if changes.touch:
         await conn.execute(_q("touch_resources").sql, {"ids": list(changes.touch), "observed": observed})
-    return LedgerCounts(
-        by_type={
-            resource_type: TypeCounts(found=found, created=created[resource_type], destroyed=destroyed[resource_type])
-            for resource_type, found in changes.found.items()
-        },
-        unlisted=changes.unlisted,
-    )
-
-
-async def _create(conn: Conn, cluster_id: UUID, create: Sequence[Discovered], observed: datetime) -> Counter[str]:
-    return await _returning_types(
-        conn,
-        _q("create_resources"),
-        {
-            "cluster_id": cluster_id,
-            "observed": observed,
-            "resource_types": [d.resource_type for d in create],
-            "resource_ids": [d.resource_id for d in create],
-            "names": [d.name for d in create],
-            "namespaces": [d.namespace for d in create],
-            "billable": [d.billable for d in create],
-        },
-        bool(create),
-    )
-
-
-async def _returning_types(conn: Conn, query: Query, params: Mapping[str, object], needed: bool) -> Counter[str]:
-    """Run a statement that returns one resource type per changed row; count them per type."""
-    if not needed:
-        return Counter()
-    async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(query.sql, params)
-        return Counter(str(row[0]) for row in await cur.fetchall())
+    return _PendingLedger(changes, created, destroyed)
 
 
 async def record_failure(conn: Conn, cluster_id: UUID, *, error: str, at: datetime) -> None:

@@ -248,17 +248,26 @@ def _pem_paths(cert: bytes, key: bytes) -> Iterator[tuple[str, str]]:
 
 def _configuration(server: str) -> Configuration:
     cfg = Configuration(host=server)
-    # No hidden retries: one request is one attempt, and the caller owns every retry decision.
-    cfg.retries = None
-    cfg.client_go_retries = False
+    _explicit(cfg)
     return cfg
 
 
-# Connections one shoot client opens at most: the two big lists (nodes, pods) stream side by side,
-# then the small ledger lists take turns on whichever is free. Every connection costs a TLS handshake
-# on both sides (the largest part of the collector's CPU per small cluster), and across clusters 64
-# workers hide the latency anyway.
-SHOOT_CONNECTIONS = 2
+def _explicit(cfg: Configuration) -> None:
+    """What every client of the collector does differently from the official client's defaults."""
+    # No hidden retries: one request is one attempt, and the caller owns every retry decision.
+    cfg.retries = None
+    cfg.client_go_retries = False
+    # No proxy or netrc lookups from the environment: aiohttp would do both in a thread for every
+    # request (two thread hops each, a large part of the CPU of a small shoot). A kubeconfig's
+    # `proxy-url` still applies.
+    cfg.client_session_kwargs = {"trust_env": False}
+
+
+# Connections one shoot client opens: one, kept alive for all of a collection's requests. Every
+# connection costs a TLS handshake on both sides, the largest part of the CPU a small cluster costs,
+# and across clusters the workers hide the latency anyway. Requests take the connection in the
+# order they are made (shoot.py makes the small ledger lists first, the big node and pod lists last).
+SHOOT_CONNECTIONS = 1
 
 
 def shoot_client(
@@ -295,8 +304,7 @@ async def garden_client(kubeconfig: Path, *, timeout_seconds: float) -> KubeClie
         )
     except (OSError, OpenApiException, kube_config.ConfigException, yaml.YAMLError, KeyError, ValueError) as e:
         raise ConnectionFailed(f"cannot load the garden kubeconfig {kubeconfig}: {truncate(str(e))}") from e
-    cfg.retries = None
-    cfg.client_go_retries = False
+    _explicit(cfg)
     return KubeClient(ApiClient(cfg), server=cfg.host, timeout_seconds=timeout_seconds, name="garden")
 
 

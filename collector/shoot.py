@@ -3,12 +3,13 @@
     inventory.py ──> read_shoot(client) ──> KubeClient.stream_list ──> fold functions (this module)
 
 Per cluster (DESIGN.md §7 steps 2-5): the namespaces carrying `fundament.io/namespace-id` come first
-(metadata only; they decide which objects are a tenant's), then at once: every node (full objects:
-readiness, allocatable CPU, memory, pods), the metadata of every pod not Succeeded or Failed, and
-each ledger source's list. Every list asks for `resourceVersion=0`, so the API server answers from
-its watch cache instead of a quorum read from etcd (FUN-23 §6); since the cache then ignores
-`limit`, items are folded batch by batch as the body streams in (collector/liststream.py) and never
-kept: a node becomes a few integers, a pod one count.
+(metadata only; they decide which objects are a tenant's), then each ledger source's list, every
+node (full objects: readiness, allocatable CPU, memory, pods) and the metadata of every pod not
+Succeeded or Failed, all requested at once and served in that order over the client's connection.
+Every list asks for `resourceVersion=0`, so the API server answers from its watch cache instead of a
+quorum read from etcd (FUN-23 §6); since the cache then ignores `limit`, items are folded batch by
+batch as the body streams in (collector/liststream.py) and never kept: a node becomes a few
+integers, a pod one count.
 
 Nodes are grouped onto node pools by the label `worker.gardener.cloud/pool`, whose value is the
 worker name `services.common.naming.worker_name` derives from the pool name. Nodes of a pool the
@@ -157,17 +158,19 @@ async def read_shoot(client: KubeClient, sources: Sequence[LedgerSource], *, led
         pods.update((item.get("metadata") or {}).get("namespace", "") for item in items)
 
     ledger: dict[str, SourceResult] = {}
+    # Small lists first: requests queue for the client's connection in this order, and a ledger
+    # source's own timeout must not run out waiting behind 150,000 pods.
     jobs: list[Awaitable[Any]] = [
+        *(
+            _list_sources(client, path, group, tenants=tenants, into=ledger, timeout_seconds=ledger_timeout_seconds)
+            for path, group in grouped.items()
+        ),
         client.stream_list(NODES_PATH, fold_nodes, query={"resourceVersion": WATCH_CACHE}),
         client.stream_list(
             PODS_PATH,
             fold_pods,
             query={"resourceVersion": WATCH_CACHE, "fieldSelector": UNFINISHED_PODS},
             accept=METADATA_LIST,
-        ),
-        *(
-            _list_sources(client, path, group, tenants=tenants, into=ledger, timeout_seconds=ledger_timeout_seconds)
-            for path, group in grouped.items()
         ),
     ]
     await _all_or_nothing(jobs)
