@@ -153,7 +153,14 @@ def cpu_seconds() -> float:
 
 
 def report(
-    name: str, summary: RoundSummary, wall: float, cpu: tuple[float, float], minted: int, workers: int, latency: float
+    name: str,
+    summary: RoundSummary,
+    wall: float,
+    cpu: tuple[float, float],
+    minted: int,
+    workers: int,
+    latency: float,
+    figures: dict[str, float],
 ) -> float:
     collected = [r for r in summary.results if r.ok and r.reading is not None]
     requests = sum(r.reading.requests for r in collected if r.reading is not None) + minted
@@ -168,13 +175,33 @@ def report(
         f"       CPU: worker {cpu[0]:6.2f} s, simulator {cpu[1]:6.2f} s; "
         f"per cluster: median {durations[len(durations) // 2]:.2f} s, max {durations[-1]:.2f} s"
     )
+    figures.update(
+        {
+            f"{name}_clusters": clusters,
+            f"{name}_failed": summary.failed,
+            f"{name}_calls_per_cluster": calls,
+            f"{name}_ideal_seconds": ideal,
+            f"{name}_seconds": wall,
+            f"{name}_ratio": ratio,
+            f"{name}_worker_cpu_seconds": cpu[0],
+            f"{name}_simulator_cpu_seconds": cpu[1],
+        }
+    )
     failures = Counter(f"{r.reason}: {r.error}" for r in summary.results if not r.ok)
     for failure, count in failures.most_common(3):
         print(f"       {count} x {failure}")
     return ratio
 
 
-async def measure(worker_dsn: str, kubeconfig: Path, sim_pid: int, shoots: int, workers: int, latency: float) -> bool:
+async def measure(
+    worker_dsn: str,
+    kubeconfig: Path,
+    sim_pid: int,
+    shoots: int,
+    workers: int,
+    latency: float,
+    figures: dict[str, float],
+) -> bool:
     pool = make_pool(
         DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
         application_name="bench-fanout",
@@ -203,7 +230,7 @@ async def measure(worker_dsn: str, kubeconfig: Path, sim_pid: int, shoots: int, 
             wall = time.perf_counter() - started
             minted = sum(credentials.minted.values()) - before_minted
             spent = (cpu_seconds() - cpu, process_cpu_seconds(sim_pid) - sim_cpu)
-            ratios.append(report(name, summary, wall, spent, minted, workers, latency))
+            ratios.append(report(name, summary, wall, spent, minted, workers, latency, figures))
     finally:
         await gardener.close()
         await pool.close()
@@ -218,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds the simulator adds to every answer")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--dsn", help="a superuser DSN of a server to use instead of a throwaway embedded one")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--serve-sim", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_sim is not None:
@@ -227,7 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     fleet = bench_fleet(args.shoots, args.seed)
     with postgres(args.dsn) as superuser, simulator(args.shoots, args.seed, args.latency) as (kubeconfig, sim_pid):
         worker_dsn = prepare_database(superuser, fleet)
-        ok = asyncio.run(measure(worker_dsn, kubeconfig, sim_pid, args.shoots, args.workers, args.latency))
+        figures: dict[str, float] = {"workers": args.workers, "latency_seconds": args.latency}
+        ok = asyncio.run(measure(worker_dsn, kubeconfig, sim_pid, args.shoots, args.workers, args.latency, figures))
+    if args.json:
+        args.json.write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2))
     return 0 if ok else 1
 
 
