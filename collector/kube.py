@@ -450,7 +450,7 @@ class KubeClient:
         """Send one request; return the response once its headers arrived with a 2xx status."""
         what = f"{method} {path}"
         self.requests += 1
-        with _translating(what, self._seconds(request_timeout_seconds)):
+        with _translating(what, self._seconds(request_timeout_seconds), answered=False):
             serialized = await self.api.param_serialize(
                 method=method,
                 resource_path=path,
@@ -520,29 +520,37 @@ def _owning(response: aiohttp.ClientResponse) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _translating(what: str, seconds: float) -> Iterator[None]:
+def _translating(what: str, seconds: float, *, answered: bool = True) -> Iterator[None]:
     """Re-raise what the client or aiohttp raised as a KubeError (cancellation passes untouched)."""
     try:
         yield
     except KubeError:
         raise
     except Exception as e:
-        error = _translate(e, what, seconds)
+        error = _translate(e, what, seconds, answered=answered)
         if error is None:
             raise
         raise error from e
 
 
-def _translate(e: Exception, what: str, seconds: float) -> KubeError | None:  # noqa: PLR0911 - one return per family
-    """The KubeError for an exception of the client or aiohttp; None for anything else (a bug)."""
+def _translate(e: Exception, what: str, seconds: float, *, answered: bool) -> KubeError | None:  # noqa: PLR0911
+    """The KubeError for an exception of the client or aiohttp; None for anything else (a bug).
+
+    `answered` says whether the response had begun: a connection that drops before it is a
+    connection failure (a reset, a refused client certificate), after it a cut-off body.
+    """
     if isinstance(e, TimeoutError):
         return Timeout(f"{what}: no complete answer within {seconds:g} s")
-    if isinstance(e, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
+    if answered and isinstance(e, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
         return BadResponse(f"{what}: the body was cut off ({truncate(str(e) or type(e).__name__, 120)})")
     if isinstance(e, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
         return ConnectionFailed(f"{what}: TLS failed ({truncate(str(e), 120)})")
-    if isinstance(e, aiohttp.ClientConnectorError | aiohttp.ClientOSError | OSError):
+    if isinstance(e, aiohttp.ClientConnectorError):
         return ConnectionFailed(f"{what}: cannot connect ({truncate(str(e), 120)})")
+    if not answered and isinstance(e, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
+        return ConnectionFailed(f"{what}: the connection closed before an answer ({truncate(str(e), 120)})")
+    if isinstance(e, aiohttp.ClientOSError | OSError):
+        return ConnectionFailed(f"{what}: the connection failed ({truncate(str(e), 120)})")
     if isinstance(e, aiohttp.ClientResponseError):
         return BadResponse(f"{what}: {truncate(str(e), 120)}")
     if isinstance(e, aiohttp.ClientError):
