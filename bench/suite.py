@@ -1,0 +1,385 @@
+"""Which benchmarks `python -m bench` runs, with which arguments, and how their figures become table rows.
+
+Each benchmark module of bench/ keeps its own command line and prints its own report; with `--json`
+it also writes its figures as a flat JSON object. This module knows, per benchmark, the runs to
+make (at three fleet sizes for the costs that grow with the fleet: 1%, 10% and 100% of DESIGN.md
+§11's scale fleet; the quick mode stops at 10%), and turns the figures into `Row`s (the targets of
+issues 3, 4, 5, 6, 7 and 9, each against its reference measured in the same run) and `Point`s (the
+growth plot). The targets are the modules' own constants, so the table and a module's report can
+never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bench import collector_huge, fleet_api, overview_function, reconcile, sim_scale
+from bench.table import Point, Row, Target
+
+SCALE_ORGANIZATIONS = overview_function.SCALE.organizations
+CLUSTERS_PER_ORGANIZATION = overview_function.SCALE.clusters_per_organization
+FULL = (1, 10, 100)
+QUICK = (1, 10)
+Figures = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the whole run was asked for."""
+
+    dsn: str
+    quick: bool = False
+
+    @property
+    def percents(self) -> tuple[int, ...]:
+        return QUICK if self.quick else FULL
+
+
+@dataclass(frozen=True)
+class Run:
+    """One process of one benchmark: `python -m <module> <args> --json FILE`."""
+
+    benchmark: str
+    module: str
+    args: tuple[str, ...]
+    percent: int = 100  # of the scale fleet; 100 also for benchmarks that have one size
+    timeout_seconds: float = 1200.0
+
+    @property
+    def label(self) -> str:
+        return self.benchmark if self.percent == 100 else f"{self.benchmark}@{self.percent}%"
+
+
+Result = tuple[Run, Figures]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    plan: Callable[[Options], list[Run]]
+    read: Callable[[Sequence[Result]], tuple[list[Row], list[Point]]]
+
+
+def organizations(percent: int) -> int:
+    return SCALE_ORGANIZATIONS * percent // 100
+
+
+def largest(results: Sequence[Result]) -> tuple[Run, Figures]:
+    return max(results, key=lambda result: result[0].percent)
+
+
+def size_note(run: Run) -> str:
+    return "" if run.percent == 100 else f"measured at {run.percent}% of the scale fleet (quick mode)"
+
+
+# -- issue 3: platform_overview() --------------------------------------------------------------------
+
+
+def plan_overview_function(options: Options) -> list[Run]:
+    rounds = "5" if options.quick else "15"
+    return [
+        Run(
+            "overview_function",
+            "bench.overview_function",
+            ("--organizations", str(organizations(p)), "--rounds", rounds, "--dsn", options.dsn),
+            p,
+        )
+        for p in options.percents
+    ]
+
+
+def read_overview_function(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    run, f = largest(results)
+    overview, serial = f["platform_overview() ms"], f["count(*), serial ms"]
+    rows = [
+        Row(
+            "overview_function",
+            "platform_overview()",
+            overview,
+            "ms",
+            "count(*) live namespaces, serial",
+            serial,
+            Target("<=", overview_function.TARGET_RATIO),
+            size_note(run),
+        ),
+        Row(
+            "overview_function",
+            "platform_overview()",
+            overview,
+            "ms",
+            "count(*) live namespaces, parallel",
+            f["count(*) ms"],
+            None,
+            "a SQL function never runs in parallel: the serial count is the fair reference",
+        ),
+    ]
+    points = []
+    for r, g in results:
+        clusters = organizations(r.percent) * CLUSTERS_PER_ORGANIZATION
+        points += [
+            Point("platform_overview()", "database: public overview (ms)", clusters, g["platform_overview() ms"], "ms"),
+            Point(
+                "count(*) namespaces, serial",
+                "database: public overview (ms)",
+                clusters,
+                g["count(*), serial ms"],
+                "ms",
+            ),
+        ]
+    return rows, points
+
+
+# -- issue 5: the staff API ------------------------------------------------------------------------
+
+
+def deep_page(percent: int) -> int:
+    """The last page of 100 of ListClusters (deleted included) at that size: 500 at full scale."""
+    return max(2, organizations(percent) * CLUSTERS_PER_ORGANIZATION // 100)
+
+
+def plan_fleet_api(options: Options) -> list[Run]:
+    rounds = "7" if options.quick else "21"
+    return [
+        Run(
+            "fleet_api",
+            "bench.fleet_api",
+            (
+                "--organizations",
+                str(organizations(p)),
+                "--deep-page",
+                str(deep_page(p)),
+                "--rounds",
+                rounds,
+                "--dsn",
+                options.dsn,
+            ),
+            p,
+        )
+        for p in options.percents
+    ]
+
+
+def read_fleet_api(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    run, f = largest(results)
+    page1, deep = f["ListClusters page 1"], f["ListClusters page 500"]  # the deep page, whatever its number
+    count = f["count(*) clusters"]
+    note = size_note(run)
+    rows = [
+        Row(
+            "fleet_api",
+            f"ListClusters page {deep_page(run.percent)}",
+            deep,
+            "ms",
+            "ListClusters page 1",
+            page1,
+            Target("<=", fleet_api.PAGE_TARGET),
+            note,
+        ),
+        Row(
+            "fleet_api",
+            "GetFleetSummary as served",
+            f["GetFleetSummary (served)"],
+            "ms",
+            "count(*) clusters",
+            count,
+            Target("<=", fleet_api.SUMMARY_TARGET),
+            note or "one shared answer per SUMMARY_CACHE_SECONDS (15 s)",
+        ),
+        Row(
+            "fleet_api",
+            "GetFleetSummary read every call",
+            f["GetFleetSummary (uncached)"],
+            "ms",
+            "count(*) clusters",
+            count,
+            Target("<=", fleet_api.SUMMARY_TARGET),
+            "counts 1,000,000 namespaces and every snapshot: no read of that can cost 3x a count of 50,000 rows",
+        ),
+    ]
+    for name in ("ListOrganizations", "ListDriftFindings", "GetCluster", "ListInfrastructureResources"):
+        rows.append(Row("fleet_api", f"{name} median, server-side", f[name], "ms", note=note))
+    points = []
+    panel = "staff API, server-side (ms)"
+    for r, g in results:
+        clusters = organizations(r.percent) * CLUSTERS_PER_ORGANIZATION
+        points += [
+            Point("ListClusters page 1", panel, clusters, g["ListClusters page 1"], "ms"),
+            Point("ListClusters last page", panel, clusters, g["ListClusters page 500"], "ms"),
+            Point("GetFleetSummary read every call", panel, clusters, g["GetFleetSummary (uncached)"], "ms"),
+            Point("count(*) clusters", panel, clusters, g["count(*) clusters"], "ms"),
+        ]
+    return rows, points
+
+
+# -- issue 4: the public API -------------------------------------------------------------------------
+
+
+def plan_overview_api(options: Options) -> list[Run]:
+    args = ("--rounds", "3", "--seconds", "1") if options.quick else ()
+    return [Run("overview_api", "bench.overview_api", args, timeout_seconds=900)]
+
+
+def read_overview_api(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    _, f = largest(results)
+    rows = []
+    for figure in f["figures"]:
+        target = None if figure["target"] is None else Target(">=", figure["target"])
+        errors = f"{figure['errors']} errors" if figure["errors"] else ""
+        rows.append(
+            Row(
+                "overview_api",
+                f"{figure['name']} (cached)",
+                figure["requests_per_second"],
+                "req/s",
+                "bare handler, same server shape",
+                figure["reference_requests_per_second"],
+                target,
+                errors,
+            )
+        )
+        rows.append(
+            Row(
+                "overview_api",
+                f"{figure['name']} server CPU per call",
+                figure["cpu_microseconds_per_call"],
+                "us",
+                "bare handler",
+                figure["reference_cpu_microseconds_per_call"],
+            )
+        )
+    return rows, []
+
+
+# -- issue 7: the collector at Kubernetes' limits ----------------------------------------------------
+
+
+def plan_collector_huge(options: Options) -> list[Run]:
+    return [] if options.quick else [Run("collector_huge", "bench.collector_huge", ("--dsn", options.dsn))]
+
+
+def read_collector_huge(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    _, f = largest(results)
+    rows = [
+        Row(
+            "collector_huge",
+            "peak RSS collecting 5,000 nodes, 150,000 pods",
+            f["peak_rss_mb"],
+            "MB",
+            target=Target("<", collector_huge.RSS_LIMIT_MB),
+            note=f"the worker after its imports: {f['baseline_rss_mb']:.0f} MB; collect exit {f['collect_exit']:.0f}",
+        ),
+        Row(
+            "collector_huge",
+            "CPU per 10,000 pods, collector path",
+            f["collector_ms_per_10k"],
+            "ms",
+            "bare orjson.loads, GC off",
+            f["bare_gc_off_ms_per_10k"],
+            Target("<=", collector_huge.PARSE_TARGET),
+        ),
+        Row(
+            "collector_huge",
+            "CPU per 10,000 pods, typed client",
+            f["typed_ms_per_10k"],
+            "ms",
+            "collector path, same 10,000 pods",
+            f["slice_collector_ms_per_10k"],
+            Target(">=", collector_huge.TYPED_TARGET),
+        ),
+    ]
+    return rows, []
+
+
+# -- issue 9: reconcile ----------------------------------------------------------------------------
+
+
+def plan_reconcile(options: Options) -> list[Run]:
+    rounds = "2" if options.quick else "3"
+    return [
+        Run(
+            "reconcile",
+            "bench.reconcile",
+            (
+                "--organizations",
+                str(reconcile.DEFAULT_ORGANIZATIONS * p // 100),
+                "--rounds",
+                rounds,
+                "--dsn",
+                options.dsn,
+            ),
+            p,
+        )
+        for p in options.percents
+    ]
+
+
+def read_reconcile(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    run, f = largest(results)
+    shoots = f"{f['shoots']:,.0f} shoots, {f['clusters']:,.0f} clusters"
+    rows = [
+        Row(
+            "reconcile",
+            "pass with no change",
+            f["pass_seconds"],
+            "s",
+            "list_shoots alone",
+            f["list_seconds"],
+            Target("<=", reconcile.TARGET_RATIO),
+            size_note(run) or shoots,
+        ),
+        Row(
+            "reconcile",
+            "finding rows written by passes with no change",
+            f["rows_written"],
+            "rows",
+            target=Target("==", 0),
+        ),
+    ]
+    points = []
+    for _, g in results:
+        points += [
+            Point("reconcile pass, no change", "reconcile (s)", g["shoots"], g["pass_seconds"], "s"),
+            Point("list_shoots alone", "reconcile (s)", g["shoots"], g["list_seconds"], "s"),
+        ]
+    return rows, points
+
+
+# -- issue 6: the simulator ------------------------------------------------------------------------
+
+
+def plan_sim_scale(options: Options) -> list[Run]:
+    args = ("--skip-huge", "--shoots", "400") if options.quick else ()
+    return [Run("sim_scale", "bench.sim_scale", args)]
+
+
+def read_sim_scale(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    _, f = largest(results)
+    limit = Target("<", sim_scale.RSS_LIMIT_BYTES / 1024**2)
+    rows = [
+        Row(
+            "sim_scale", f"peak RSS serving {f['many_shoots']:,.0f} shoots", f["many_peak_rss_mib"], "MiB", target=limit
+        ),
+        Row(
+            "sim_scale",
+            "collector-like pass, requests per second",
+            f["many_requests_per_second"],
+            "req/s",
+            note=f"{f['many_cpu_ms_per_request']:.1f} ms of simulator CPU per request",
+        ),
+    ]
+    if "huge_peak_rss_mib" in f:
+        rows.append(Row("sim_scale", "peak RSS serving 150,000 pods", f["huge_peak_rss_mib"], "MiB", target=limit))
+    return rows, []
+
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark("overview_function", plan_overview_function, read_overview_function),
+    Benchmark("fleet_api", plan_fleet_api, read_fleet_api),
+    Benchmark("overview_api", plan_overview_api, read_overview_api),
+    Benchmark("collector_huge", plan_collector_huge, read_collector_huge),
+    Benchmark("reconcile", plan_reconcile, read_reconcile),
+    Benchmark("sim_scale", plan_sim_scale, read_sim_scale),
+)
+NAMES = tuple(b.name for b in BENCHMARKS)
