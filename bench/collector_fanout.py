@@ -118,16 +118,32 @@ def simulator(shoots: int, seed: int, latency: float) -> Iterator[tuple[Path, in
                 child.wait()
 
 
+def server_cpu_seconds(postmaster: int | None) -> float:
+    """CPU seconds of a PostgreSQL server's processes alive now (its backends hold the pool's sessions)."""
+    if postmaster is None:
+        return 0.0
+    total = process_cpu_seconds(postmaster)
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int(Path(entry, "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            if parent == postmaster:
+                total += process_cpu_seconds(int(entry.name))
+    return total
+
+
 @contextmanager
-def postgres(dsn: str | None) -> Iterator[str]:
-    """A superuser DSN: the given server, or a throwaway embedded one removed afterwards."""
+def postgres(dsn: str | None) -> Iterator[tuple[str, int | None]]:
+    """A superuser DSN and the postmaster's pid: the given server (pid unknown), or a throwaway one."""
     if dsn:
-        yield dsn
+        yield dsn, None
         return
     server = EmbeddedPostgres(runtime_root(PROJECT) / f"bench-fanout-pg-{os.getpid()}", fast=True)
     server.start()
     try:
-        yield server.dsn
+        yield server.dsn, int((server.data_dir / "postmaster.pid").read_text().split()[0])
     finally:
         server.destroy()
 
@@ -156,7 +172,7 @@ def report(
     name: str,
     summary: RoundSummary,
     wall: float,
-    cpu: tuple[float, float],
+    cpu: tuple[float, float, float],
     minted: int,
     workers: int,
     latency: float,
@@ -172,7 +188,7 @@ def report(
     print(
         f"{name:<6} {clusters:>6} clusters {summary.failed:>3} failed  {calls:5.2f} calls/cluster  "
         f"ideal {ideal:6.2f} s  measured {wall:6.2f} s  ratio {ratio:4.2f}\n"
-        f"       CPU: worker {cpu[0]:6.2f} s, simulator {cpu[1]:6.2f} s; "
+        f"       CPU: worker {cpu[0]:6.2f} s, simulator {cpu[1]:6.2f} s, PostgreSQL {cpu[2]:6.2f} s; "
         f"per cluster: median {durations[len(durations) // 2]:.2f} s, max {durations[-1]:.2f} s"
     )
     figures.update(
@@ -185,6 +201,7 @@ def report(
             f"{name}_ratio": ratio,
             f"{name}_worker_cpu_seconds": cpu[0],
             f"{name}_simulator_cpu_seconds": cpu[1],
+            f"{name}_postgres_cpu_seconds": cpu[2],
         }
     )
     failures = Counter(f"{r.reason}: {r.error}" for r in summary.results if not r.ok)
@@ -196,7 +213,7 @@ def report(
 async def measure(
     worker_dsn: str,
     kubeconfig: Path,
-    sim_pid: int,
+    pids: tuple[int, int | None],
     shoots: int,
     workers: int,
     latency: float,
@@ -224,12 +241,17 @@ async def measure(
         ratios = []
         for name in ("cold", "warm"):
             before_minted = sum(credentials.minted.values())
-            cpu, sim_cpu = cpu_seconds(), process_cpu_seconds(sim_pid)
+            sim_pid, postmaster = pids
+            cpu, sim_cpu, pg_cpu = cpu_seconds(), process_cpu_seconds(sim_pid), server_cpu_seconds(postmaster)
             started = time.perf_counter()
             summary = await loop.run_once(clusters)
             wall = time.perf_counter() - started
             minted = sum(credentials.minted.values()) - before_minted
-            spent = (cpu_seconds() - cpu, process_cpu_seconds(sim_pid) - sim_cpu)
+            spent = (
+                cpu_seconds() - cpu,
+                process_cpu_seconds(sim_pid) - sim_cpu,
+                server_cpu_seconds(postmaster) - pg_cpu,
+            )
             ratios.append(report(name, summary, wall, spent, minted, workers, latency, figures))
     finally:
         await gardener.close()
@@ -253,10 +275,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     logging.basicConfig(level=logging.ERROR)
     fleet = bench_fleet(args.shoots, args.seed)
-    with postgres(args.dsn) as superuser, simulator(args.shoots, args.seed, args.latency) as (kubeconfig, sim_pid):
+    with (
+        postgres(args.dsn) as (superuser, postmaster),
+        simulator(args.shoots, args.seed, args.latency) as (kubeconfig, sim_pid),
+    ):
         worker_dsn = prepare_database(superuser, fleet)
         figures: dict[str, float] = {"workers": args.workers, "latency_seconds": args.latency}
-        ok = asyncio.run(measure(worker_dsn, kubeconfig, sim_pid, args.shoots, args.workers, args.latency, figures))
+        ok = asyncio.run(
+            measure(worker_dsn, kubeconfig, (sim_pid, postmaster), args.shoots, args.workers, args.latency, figures)
+        )
     if args.json:
         args.json.write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2))
     return 0 if ok else 1
