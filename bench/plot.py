@@ -62,8 +62,13 @@ def draw(points: Sequence[Point], path: Path, title: str) -> None:
     panels = by_panel(points)
     if not panels:
         return
-    figure, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.6), squeeze=False)
-    for ax, (panel, groups) in zip(axes[0], panels.items(), strict=True):
+    columns = min(2, len(panels))
+    rows = math.ceil(len(panels) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(6.5 * columns, 4.8 * rows), squeeze=False)
+    cells = [ax for row in axes for ax in row]
+    for ax in cells[len(panels) :]:
+        ax.set_visible(False)
+    for ax, (panel, groups) in zip(cells, panels.items(), strict=False):
         for name, series in groups.items():
             sizes = [p.size for p in series]
             values = [p.value for p in series]
@@ -74,7 +79,7 @@ def draw(points: Sequence[Point], path: Path, title: str) -> None:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_title(panel, fontsize=10)
-        ax.set_xlabel("fleet size (clusters; reconcile: shoots)")
+        ax.set_xlabel(f"fleet size ({next(iter(groups.values()))[0].size_unit})")
         ax.grid(True, which="both", linewidth=0.3)
         ax.legend(fontsize=7)
     figure.suptitle(f"{title} (dashed: linear growth from the smallest size)", fontsize=10)

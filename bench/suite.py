@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench import collector_huge, fleet_api, overview_function, reconcile, sim_scale
+from bench import collector_fanout, collector_huge, fleet_api, overview_function, reconcile, sim_scale
 from bench.table import Point, Row, Target
 
 SCALE_ORGANIZATIONS = overview_function.SCALE.organizations
@@ -252,7 +252,7 @@ def read_overview_api(results: Sequence[Result]) -> tuple[list[Row], list[Point]
     return rows, []
 
 
-# -- issue 7: the collector at Kubernetes' limits ----------------------------------------------------
+# -- issue 7: the collector at Kubernetes' limits, and over many shoots ----------------------------
 
 
 def plan_collector_huge(options: Options) -> list[Run]:
@@ -290,6 +290,39 @@ def read_collector_huge(results: Sequence[Result]) -> tuple[list[Row], list[Poin
         ),
     ]
     return rows, []
+
+
+def plan_collector_fanout(options: Options) -> list[Run]:
+    return [
+        Run("collector_fanout", "bench.collector_fanout", ("--shoots", str(2000 * p // 100), "--dsn", options.dsn), p)
+        for p in options.percents
+    ]
+
+
+def read_collector_fanout(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    run, f = largest(results)
+    note = size_note(run) or f"{f['warm_clusters']:,.0f} shoots, 64 workers, 50 ms per call"
+    rows = [
+        Row(
+            "collector_fanout",
+            f"one round, {name} credentials",
+            f[f"{name}_seconds"],
+            "s",
+            "ideal: clusters x calls x latency / workers",
+            f[f"{name}_ideal_seconds"],
+            Target("<=", collector_fanout.TARGET_RATIO),
+            note,
+        )
+        for name in ("cold", "warm")
+    ]
+    points = []
+    panel = "collector round, 64 workers, 50 ms per call (s)"
+    for _, g in results:
+        points += [
+            Point("round, credentials cached", panel, g["warm_clusters"], g["warm_seconds"], "s", "shoots"),
+            Point("ideal", panel, g["warm_clusters"], g["warm_ideal_seconds"], "s", "shoots"),
+        ]
+    return rows, points
 
 
 # -- issue 9: reconcile ----------------------------------------------------------------------------
@@ -340,8 +373,8 @@ def read_reconcile(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
     points = []
     for _, g in results:
         points += [
-            Point("reconcile pass, no change", "reconcile (s)", g["shoots"], g["pass_seconds"], "s"),
-            Point("list_shoots alone", "reconcile (s)", g["shoots"], g["list_seconds"], "s"),
+            Point("reconcile pass, no change", "reconcile (s)", g["shoots"], g["pass_seconds"], "s", "shoots"),
+            Point("list_shoots alone", "reconcile (s)", g["shoots"], g["list_seconds"], "s", "shoots"),
         ]
     return rows, points
 
@@ -379,6 +412,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("fleet_api", plan_fleet_api, read_fleet_api),
     Benchmark("overview_api", plan_overview_api, read_overview_api),
     Benchmark("collector_huge", plan_collector_huge, read_collector_huge),
+    Benchmark("collector_fanout", plan_collector_fanout, read_collector_fanout),
     Benchmark("reconcile", plan_reconcile, read_reconcile),
     Benchmark("sim_scale", plan_sim_scale, read_sim_scale),
 )

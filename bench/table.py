@@ -78,9 +78,10 @@ class Point:
 
     series: str  # e.g. "platform_overview()"
     panel: str  # which chart it belongs to, e.g. "database functions"
-    size: float  # the x axis: clusters (or shoots) in the fleet
+    size: float  # the x axis: how big the fleet was
     value: float
     unit: str
+    size_unit: str = "clusters"  # what `size` counts (reconcile and the collector count shoots)
 
 
 def _number(value: float | None, unit: str = "") -> str:
