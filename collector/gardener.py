@@ -26,7 +26,8 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from collector import inventory_metrics as metrics
-from collector.kube import BadResponse, Credential, KubeClient, credential_from_kubeconfig
+from collector.credential import Credential, credential_from_kubeconfig
+from collector.kube import BadResponse, KubeClient
 
 logger = logging.getLogger(__name__)
 

@@ -21,33 +21,19 @@ Timeouts and retries are explicit: every call passes `_request_timeout` (seconds
 request including the body), the client's own retries are off (`Configuration.retries = None`, no
 client-go retries), and the caller decides what to do about a failure.
 
-    KubeError                  anything that went wrong talking to an API server
-     ├── Unauthorized          401: the credential is not (or no longer) accepted
-     ├── Forbidden             403: the credential may not do this
-     ├── NotFound              404: no such object, or the kind is not installed
-     ├── Gone                  410: a continue token or resource version expired
-     ├── ServerError           5xx and any other unexpected status
-     ├── Timeout               no complete answer within the request's timeout
-     ├── BadResponse           a truncated, malformed or non-JSON body
-     └── ConnectionFailed      no connection (refused, DNS, TLS)
-
-Each is raised `from` what the client raised (or, for an HTTP status, from the client's own
-`ApiException` for it), with the server's message truncated; no caller ever sees `ApiException` or an
-aiohttp error.
+Failures are the KubeError tree of collector/kubetypes.py (re-exported here, with the object shapes
+and collector/credential.py's Credential). Each is raised `from` what the client raised (or, for an
+HTTP status, from the client's own `ApiException` for it), with the server's message truncated; no
+caller ever sees `ApiException` or an aiohttp error.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
-import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, TypedDict
+from typing import Any
 
 import aiohttp
 import orjson
@@ -56,194 +42,56 @@ from kubernetes.aio import config as kube_config
 from kubernetes.aio.client import ApiClient, Configuration
 from kubernetes.aio.client.exceptions import ApiException, OpenApiException
 
+from collector.credential import Credential, credential_from_kubeconfig, pem_paths
+from collector.kubetypes import (
+    MESSAGE_LIMIT,
+    BadResponse,
+    ConnectionFailed,
+    Forbidden,
+    Gone,
+    KubeError,
+    KubeObject,
+    ListMeta,
+    NotFound,
+    ObjectMeta,
+    ServerError,
+    Timeout,
+    Unauthorized,
+    status_error_class,
+    truncate,
+)
 from collector.liststream import DEFAULT_BATCH_BYTES, Items, ListSplitter, MalformedList
+
+__all__ = [
+    "JSON",
+    "MESSAGE_LIMIT",
+    "METADATA_LIST",
+    "BadResponse",
+    "ConnectionFailed",
+    "Credential",
+    "Forbidden",
+    "Gone",
+    "KubeClient",
+    "KubeError",
+    "KubeObject",
+    "ListMeta",
+    "NotFound",
+    "ObjectMeta",
+    "ServerError",
+    "Timeout",
+    "Unauthorized",
+    "credential_from_kubeconfig",
+    "garden_client",
+    "shoot_client",
+    "truncate",
+]
 
 JSON = "application/json"
 # Metadata-only lists (reference notes 4.2), with plain JSON as the fallback a server may answer.
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
-MESSAGE_LIMIT = 200
-# libyaml's safe loader when present: a kubeconfig is parsed at every credential mint.
-_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ERROR_BODY_LIMIT = 64 << 10
 _CHUNK = 1 << 20
-
-
-class KubeError(Exception):
-    """Talking to a Kubernetes API server failed; the message says what and where, briefly."""
-
-    reason: ClassVar[str] = "error"
-    """A short stable label for metrics and summaries."""
-
-    def __init__(self, message: str, *, status: int | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class Unauthorized(KubeError):
-    reason = "unauthorized"
-
-
-class Forbidden(KubeError):
-    reason = "forbidden"
-
-
-class NotFound(KubeError):
-    reason = "not_found"
-
-
-class Gone(KubeError):
-    reason = "gone"
-
-
-class ServerError(KubeError):
-    reason = "server_error"
-
-
-class Timeout(KubeError):
-    reason = "timeout"
-
-
-class BadResponse(KubeError):
-    reason = "bad_response"
-
-
-class ConnectionFailed(KubeError):
-    reason = "connection_failed"
-
-
-_BY_STATUS: dict[int, type[KubeError]] = {401: Unauthorized, 403: Forbidden, 404: NotFound, 410: Gone}
-
-
-def truncate(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """One line of at most `limit` characters: foreign messages never flood a log or a column."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-class ListMeta(TypedDict, total=False):
-    """What a list response says about itself (its `metadata`)."""
-
-    resourceVersion: str
-    remainingItemCount: int
-
-
-class ObjectMeta(TypedDict, total=False):
-    """The part of every object's `metadata` the collector reads."""
-
-    name: str
-    namespace: str
-    uid: str
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    creationTimestamp: str
-    deletionTimestamp: str
-    resourceVersion: str
-
-
-class KubeObject(TypedDict, total=False):
-    """One object as the API server sent it: metadata plus whatever spec and status it has."""
-
-    apiVersion: str
-    kind: str
-    metadata: ObjectMeta
-    spec: dict[str, Any]
-    status: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True, repr=False)
-class Credential:
-    """Access to one API server, held in memory only (never logged: `repr` hides the secrets)."""
-
-    server: str
-    ca_data: str | None = None
-    """PEM of the certificate authorities to trust; None trusts the system's."""
-    token: str | None = None
-    client_cert: bytes | None = None
-    client_key: bytes | None = None
-    insecure: bool = False
-    tls_server_name: str | None = None
-    expires: datetime | None = None
-    """When the credential stops working; None when it does not say."""
-
-    def __repr__(self) -> str:
-        kind = "token" if self.token else "client certificate" if self.client_cert else "anonymous"
-        return f"Credential(server={self.server!r}, {kind}, expires={self.expires})"
-
-
-def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -> Credential:
-    """The current context of a kubeconfig with inline data (what Gardener mints).
-
-    Raises BadResponse when it is not such a kubeconfig (no context, files instead of data, exec plugins).
-    """
-    try:
-        doc = yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader, in C when libyaml is there
-    except yaml.YAMLError:
-        raise BadResponse("the kubeconfig is not YAML") from None
-    try:
-        contexts = {c["name"]: c["context"] for c in doc.get("contexts") or []}
-        current = doc.get("current-context") or next(iter(contexts))
-        context = contexts[current]
-        cluster = next(c["cluster"] for c in doc["clusters"] if c["name"] == context["cluster"])
-        user = next(u.get("user") or {} for u in doc.get("users") or [] if u["name"] == context.get("user"))
-        server = str(cluster["server"]).rstrip("/")
-    except (AttributeError, KeyError, StopIteration, TypeError):
-        raise BadResponse("the kubeconfig names no usable context, cluster and user") from None
-    if "exec" in user or "auth-provider" in user or "client-certificate" in user or "tokenFile" in user:
-        raise BadResponse("the kubeconfig needs files or plugins; only inline data is supported for shoots")
-    ca = _b64(cluster.get("certificate-authority-data"), "certificate-authority-data")
-    cert = _b64(user.get("client-certificate-data"), "client-certificate-data")
-    key = _b64(user.get("client-key-data"), "client-key-data")
-    token = user.get("token")
-    if token is None and cert is None:
-        raise BadResponse("the kubeconfig carries neither a token nor a client certificate")
-    if (cert is None) != (key is None):
-        raise BadResponse("the kubeconfig has a client certificate without its key, or a key without one")
-    return Credential(
-        server=server,
-        ca_data=ca.decode() if ca else None,
-        token=str(token) if token is not None else None,
-        client_cert=cert,
-        client_key=key,
-        insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
-        tls_server_name=cluster.get("tls-server-name"),
-        expires=expires,
-    )
-
-
-def _b64(value: object, name: str) -> bytes | None:
-    if value is None:
-        return None
-    try:
-        return base64.b64decode(str(value), validate=True)
-    except (binascii.Error, ValueError):
-        raise BadResponse(f"the kubeconfig's {name} is not base64") from None
-
-
-@contextlib.contextmanager
-def _pem_paths(cert: bytes, key: bytes) -> Iterator[tuple[str, str]]:
-    """Paths OpenSSL can load a client certificate and key from, gone when the block ends.
-
-    Python's ssl module loads certificates only from files. On Linux they are anonymous memory files
-    (memfd), so nothing touches a disk and a read-only root filesystem is fine; elsewhere a private
-    temporary directory that is removed right after the load.
-    """
-    if hasattr(os, "memfd_create"):
-        fds = [os.memfd_create("shoot-credential", os.MFD_CLOEXEC) for _ in range(2)]
-        try:
-            for fd, data in zip(fds, (cert, key), strict=True):
-                os.write(fd, data)
-            yield f"/proc/self/fd/{fds[0]}", f"/proc/self/fd/{fds[1]}"
-        finally:
-            for fd in fds:
-                os.close(fd)
-        return
-    with tempfile.TemporaryDirectory(prefix="cluster-worker-") as directory:
-        paths = (Path(directory) / "cert.pem", Path(directory) / "key.pem")
-        for path, data in zip(paths, (cert, key), strict=True):
-            path.touch(mode=0o600)
-            path.write_bytes(data)
-        yield str(paths[0]), str(paths[1])
 
 
 def _configuration(server: str) -> Configuration:
@@ -283,7 +131,7 @@ def shoot_client(
         cfg.api_key["BearerToken"] = f"Bearer {credential.token}"
     if credential.client_cert and credential.client_key:
         # The TLS context is built (and the files read) inside ApiClient(); after that they may go.
-        with _pem_paths(credential.client_cert, credential.client_key) as (cert_path, key_path):
+        with pem_paths(credential.client_cert, credential.client_key) as (cert_path, key_path):
             cfg.cert_file, cfg.key_file = cert_path, key_path
             api = ApiClient(cfg)
         cfg.cert_file = cfg.key_file = None
@@ -501,7 +349,7 @@ def _status_error(status: int, reason: str, detail: bytes, what: str) -> KubeErr
     except orjson.JSONDecodeError:
         if detail:
             message = detail.decode("utf-8", "replace")
-    cls = _BY_STATUS.get(status, ServerError)
+    cls = status_error_class(status)
     error = cls(f"{what}: {status} {reason}: {truncate(message)}", status=status)
     error.__cause__ = ApiException(status=status, reason=reason)
     return error
@@ -556,7 +404,7 @@ def _translate(e: Exception, what: str, seconds: float, *, answered: bool) -> Ku
     if isinstance(e, aiohttp.ClientError):
         return ConnectionFailed(f"{what}: {truncate(str(e) or type(e).__name__, 120)}")
     if isinstance(e, ApiException):
-        return _BY_STATUS.get(e.status or 0, ServerError)(f"{what}: {e.status} {e.reason}", status=e.status)
+        return status_error_class(e.status or 0)(f"{what}: {e.status} {e.reason}", status=e.status)
     if isinstance(e, OpenApiException):
         return BadResponse(f"{what}: {truncate(str(e), 120)}")
     return None

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from collector.kube import KubeObject
+from collector.kubetypes import KubeObject
 
 NODES_PATH = "/api/v1/nodes"
 

@@ -1,0 +1,120 @@
+"""A shoot's credential held in memory: what Gardener's kubeconfig subresources mint, and nothing else.
+
+collector/gardener.py turns an `AdminKubeconfigRequest` answer into a `Credential`; collector/kube.py
+builds a client from one. Nothing of it is ever written to disk or logged: the client certificate
+reaches OpenSSL through an anonymous memory file (`pem_paths`), and `repr` hides the secrets.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+
+from collector.kubetypes import BadResponse
+
+# libyaml's safe loader when present: a kubeconfig is parsed at every credential mint.
+_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Credential:
+    """Access to one API server, held in memory only (never logged: `repr` hides the secrets)."""
+
+    server: str
+    ca_data: str | None = None
+    """PEM of the certificate authorities to trust; None trusts the system's."""
+    token: str | None = None
+    client_cert: bytes | None = None
+    client_key: bytes | None = None
+    insecure: bool = False
+    tls_server_name: str | None = None
+    expires: datetime | None = None
+    """When the credential stops working; None when it does not say."""
+
+    def __repr__(self) -> str:
+        kind = "token" if self.token else "client certificate" if self.client_cert else "anonymous"
+        return f"Credential(server={self.server!r}, {kind}, expires={self.expires})"
+
+
+def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -> Credential:
+    """The current context of a kubeconfig with inline data (what Gardener mints).
+
+    Raises BadResponse when it is not such a kubeconfig (no context, files instead of data, exec plugins).
+    """
+    try:
+        doc = yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader, in C when libyaml is there
+    except yaml.YAMLError:
+        raise BadResponse("the kubeconfig is not YAML") from None
+    try:
+        contexts = {c["name"]: c["context"] for c in doc.get("contexts") or []}
+        current = doc.get("current-context") or next(iter(contexts))
+        context = contexts[current]
+        cluster = next(c["cluster"] for c in doc["clusters"] if c["name"] == context["cluster"])
+        user = next(u.get("user") or {} for u in doc.get("users") or [] if u["name"] == context.get("user"))
+        server = str(cluster["server"]).rstrip("/")
+    except (AttributeError, KeyError, StopIteration, TypeError):
+        raise BadResponse("the kubeconfig names no usable context, cluster and user") from None
+    if "exec" in user or "auth-provider" in user or "client-certificate" in user or "tokenFile" in user:
+        raise BadResponse("the kubeconfig needs files or plugins; only inline data is supported for shoots")
+    ca = _b64(cluster.get("certificate-authority-data"), "certificate-authority-data")
+    cert = _b64(user.get("client-certificate-data"), "client-certificate-data")
+    key = _b64(user.get("client-key-data"), "client-key-data")
+    token = user.get("token")
+    if token is None and cert is None:
+        raise BadResponse("the kubeconfig carries neither a token nor a client certificate")
+    if (cert is None) != (key is None):
+        raise BadResponse("the kubeconfig has a client certificate without its key, or a key without one")
+    return Credential(
+        server=server,
+        ca_data=ca.decode() if ca else None,
+        token=str(token) if token is not None else None,
+        client_cert=cert,
+        client_key=key,
+        insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
+        tls_server_name=cluster.get("tls-server-name"),
+        expires=expires,
+    )
+
+
+def _b64(value: object, name: str) -> bytes | None:
+    if value is None:
+        return None
+    try:
+        return base64.b64decode(str(value), validate=True)
+    except (binascii.Error, ValueError):
+        raise BadResponse(f"the kubeconfig's {name} is not base64") from None
+
+
+@contextlib.contextmanager
+def pem_paths(cert: bytes, key: bytes) -> Iterator[tuple[str, str]]:
+    """Paths OpenSSL can load a client certificate and key from, gone when the block ends.
+
+    Python's ssl module loads certificates only from files. On Linux they are anonymous memory files
+    (memfd), so nothing touches a disk and a read-only root filesystem is fine; elsewhere a private
+    temporary directory that is removed right after the load.
+    """
+    if hasattr(os, "memfd_create"):
+        fds = [os.memfd_create("shoot-credential", os.MFD_CLOEXEC) for _ in range(2)]
+        try:
+            for fd, data in zip(fds, (cert, key), strict=True):
+                os.write(fd, data)
+            yield f"/proc/self/fd/{fds[0]}", f"/proc/self/fd/{fds[1]}"
+        finally:
+            for fd in fds:
+                os.close(fd)
+        return
+    with tempfile.TemporaryDirectory(prefix="cluster-worker-") as directory:
+        paths = (Path(directory) / "cert.pem", Path(directory) / "key.pem")
+        for path, data in zip(paths, (cert, key), strict=True):
+            path.touch(mode=0o600)
+            path.write_bytes(data)
+        yield str(paths[0]), str(paths[1])

@@ -1,0 +1,109 @@
+"""What crosses the Kubernetes boundary of the collector: object shapes and the KubeError tree.
+
+collector/kube.py (the only module that imports the `kubernetes` client) raises these errors and
+returns these shapes; callers import them from there. They live apart so that modules which only
+look at objects or errors (collector/ledger.py, tests) stay small.
+
+    KubeError                  anything that went wrong talking to an API server
+     ├── Unauthorized          401: the credential is not (or no longer) accepted
+     ├── Forbidden             403: the credential may not do this
+     ├── NotFound              404: no such object, or the kind is not installed
+     ├── Gone                  410: a continue token or resource version expired
+     ├── ServerError           5xx and any other unexpected status
+     ├── Timeout               no complete answer within the request's timeout
+     ├── BadResponse           a truncated, malformed or non-JSON body
+     └── ConnectionFailed      no connection (refused, reset, DNS, TLS)
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypedDict
+
+MESSAGE_LIMIT = 200
+
+
+class KubeError(Exception):
+    """Talking to a Kubernetes API server failed; the message says what and where, briefly."""
+
+    reason: ClassVar[str] = "error"
+    """A short stable label for metrics and summaries."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Unauthorized(KubeError):
+    reason = "unauthorized"
+
+
+class Forbidden(KubeError):
+    reason = "forbidden"
+
+
+class NotFound(KubeError):
+    reason = "not_found"
+
+
+class Gone(KubeError):
+    reason = "gone"
+
+
+class ServerError(KubeError):
+    reason = "server_error"
+
+
+class Timeout(KubeError):
+    reason = "timeout"
+
+
+class BadResponse(KubeError):
+    reason = "bad_response"
+
+
+class ConnectionFailed(KubeError):
+    reason = "connection_failed"
+
+
+_BY_STATUS: dict[int, type[KubeError]] = {401: Unauthorized, 403: Forbidden, 404: NotFound, 410: Gone}
+
+
+def status_error_class(status: int) -> type[KubeError]:
+    """The KubeError for an HTTP status that is no success."""
+    return _BY_STATUS.get(status, ServerError)
+
+
+def truncate(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """One line of at most `limit` characters: foreign messages never flood a log or a column."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+class ListMeta(TypedDict, total=False):
+    """What a list response says about itself (its `metadata`)."""
+
+    resourceVersion: str
+    remainingItemCount: int
+
+
+class ObjectMeta(TypedDict, total=False):
+    """The part of every object's `metadata` the collector reads."""
+
+    name: str
+    namespace: str
+    uid: str
+    labels: dict[str, str]
+    annotations: dict[str, str]
+    creationTimestamp: str
+    deletionTimestamp: str
+    resourceVersion: str
+
+
+class KubeObject(TypedDict, total=False):
+    """One object as the API server sent it: metadata plus whatever spec and status it has."""
+
+    apiVersion: str
+    kind: str
+    metadata: ObjectMeta
+    spec: dict[str, Any]
+    status: dict[str, Any]
