@@ -7,87 +7,19 @@ with `SimControl.expected(...)`, the simulator's own count of what a correct col
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from uuid import UUID
 
 import pytest
-import yaml
 from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool
 
-from collector import inventory_store as store
-from collector.gardener import CredentialCache, RealGardener, renew_margin
-from collector.inventory import ClusterResult, InventoryLoop, RoundSummary
-from collector.inventory_store import ClusterRow
-from collector.kube import garden_client
-from collector.ledger import SOURCES
-from collector.readers import GardenReader
-from collector.settings import InventorySettings
+from collector.inventory import ClusterResult
 from services.common.naming import worker_name
 from sim.auth import TokenKind
 from sim.expected import ExpectedShoot
+from tests.fixtures.collector import Collector, shoot_key_of
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
-
-
-@dataclass
-class Collector:
-    loop: InventoryLoop
-    credentials: CredentialCache
-    sim: SimUnderTest
-    pool: AsyncConnectionPool[Any]
-
-    async def round(self, clusters: list[ClusterRow] | None = None) -> RoundSummary:
-        """A full round (heartbeat and all), or a collection of the given clusters only."""
-        return await self.loop.run_once(clusters)
-
-    async def few(self, count: int = 4) -> list[ClusterRow]:
-        """Some ready clusters whose shoots serve (tests that need no whole fleet stay fast)."""
-        async with self.pool.connection() as conn:
-            ready = await store.ready_clusters(conn)
-        serving = {s.cluster_label for s in self.sim.shoots(lambda s: s.serving and not s.deleting)}
-        chosen = [c for c in sorted(ready, key=lambda c: str(c.id)) if str(c.id) in serving][:count]
-        assert len(chosen) == count
-        return chosen
-
-
-def write_kubeconfig(path: Path, kubeconfig: dict[str, Any]) -> Path:
-    path.write_text(yaml.safe_dump(kubeconfig))
-    return path
-
-
-@pytest.fixture
-async def collector(
-    sim: SimUnderTest, sim_worker_pool: AsyncConnectionPool[Any], tmp_path: Path, request: pytest.FixtureRequest
-) -> AsyncIterator[Collector]:
-    options = getattr(request, "param", {})
-    kubeconfig = write_kubeconfig(tmp_path / "garden.yaml", sim.garden_kubeconfig)
-    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=10))
-    timeout = options.get("timeout_seconds", 5.0)
-    clock = sim.server.sim.clock.now  # the simulator's clock: advancing it is the same as waiting
-    credentials = CredentialCache(
-        gardener,
-        kind=options.get("credential", "admin"),
-        lifetime_seconds=3600,
-        renew_before=renew_margin(timeout),
-        clock=clock,
-    )
-    reader = GardenReader(gardener, credentials, sources=SOURCES, timeout_seconds=timeout)
-    settings = InventorySettings(interval_seconds=900, workers=4, timeout_seconds=timeout)
-    loop = InventoryLoop(pool=sim_worker_pool, reader=reader, settings=settings, clock=clock)
-    try:
-        yield Collector(loop, credentials, sim, sim_worker_pool)
-    finally:
-        await gardener.close()
-
-
-def shoot_key_of(sim: SimUnderTest, cluster_id: UUID) -> str:
-    keys = [s.key for s in sim.shoots(lambda s: s.cluster_label == str(cluster_id) and not s.deleting)]
-    assert len(keys) == 1, f"cluster {cluster_id} has shoots {keys}"
-    return keys[0]
 
 
 def rows(database: TestDatabase, query: str, *params: object) -> list[dict[str, Any]]:
@@ -146,9 +78,9 @@ def assert_stored_equals_expected(database: TestDatabase, cluster_id: UUID, expe
 
 
 async def test_one_round_stores_what_the_simulator_holds(
-    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
 ) -> None:
-    summary = await collector.round()
+    summary = await sim_collector.round()
     assert summary.collected >= 10, "the test fleet has many ready clusters with shoots"
     serving = {s.cluster_label for s in sim.shoots(lambda s: s.serving)}
     for result in summary.results:
@@ -172,9 +104,9 @@ async def test_one_round_stores_what_the_simulator_holds(
 
 
 async def test_the_world_changing_between_rounds_is_followed(
-    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
 ) -> None:
-    first = await collector.round()
+    first = await sim_collector.round()
     target = next(r for r in first.results if r.ok)
     key = shoot_key_of(sim, target.cluster.id)
     shoot = sim.control.shoot(key)
@@ -183,7 +115,7 @@ async def test_the_world_changing_between_rounds_is_followed(
     sim.control.add_pods(key, tenant, 5)
     sim.control.scale_pool(key, "surprise", 1)  # a pool the database does not know: counts for the cluster
     sim.control.advance_clock(900)
-    await collector.round()
+    await sim_collector.round()
     assert_stored_equals_expected(sim_database, target.cluster.id, sim.control.expected(key))
     destroyed = rows(
         sim_database,
@@ -212,10 +144,10 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("collector", [{"timeout_seconds": 1.5}], indirect=True)
+@pytest.mark.parametrize("sim_collector", [{"timeout_seconds": 1.5}], indirect=True)
 @pytest.mark.parametrize(("fault", "resource", "reason", "says"), FAULTS, ids=[f[0] for f in FAULTS])
 async def test_a_fault_on_one_shoot_keeps_its_numbers_and_says_why(
-    collector: Collector,
+    sim_collector: Collector,
     sim: SimUnderTest,
     sim_database: TestDatabase,
     fault: str,
@@ -223,8 +155,8 @@ async def test_a_fault_on_one_shoot_keeps_its_numbers_and_says_why(
     reason: str,
     says: str,
 ) -> None:
-    clusters = await collector.few()
-    first = await collector.round(clusters)
+    clusters = await sim_collector.few()
+    first = await sim_collector.round(clusters)
     victim = next(r for r in first.results if r.ok)
     key = shoot_key_of(sim, victim.cluster.id)
     [before] = rows(sim_database, "SELECT * FROM tenant.cluster_snapshots WHERE cluster_id = %s", victim.cluster.id)
@@ -233,7 +165,7 @@ async def test_a_fault_on_one_shoot_keeps_its_numbers_and_says_why(
     )
     sim.control.fault(key, fault, resource=resource, seconds=10.0 if fault == "latency" else 0.0)
     sim.control.advance_clock(900)
-    second = await collector.round(clusters)
+    second = await sim_collector.round(clusters)
     sim.control.clear_faults()
     by_id = {r.cluster.id: r for r in second.results}
     failed = by_id[victim.cluster.id]
@@ -258,10 +190,10 @@ async def test_a_fault_on_one_shoot_keeps_its_numbers_and_says_why(
 
 
 async def test_a_missing_kind_leaves_only_its_ledger_type_alone(
-    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
 ) -> None:
-    clusters = await collector.few(8)
-    first = await collector.round(clusters)
+    clusters = await sim_collector.few(8)
+    first = await sim_collector.round(clusters)
     with_certs = [
         r
         for r in first.results
@@ -280,7 +212,7 @@ async def test_a_missing_kind_leaves_only_its_ledger_type_alone(
     tenant = next(ns for ns, nid in _tenant_names(sim, key).items() if nid)
     sim.control.add_pods(key, tenant, 3)
     sim.control.advance_clock(900)
-    second = await collector.round(clusters)
+    second = await sim_collector.round(clusters)
     result = next(r for r in second.results if r.cluster.id == victim.cluster.id)
     assert result.ok and result.ledger is not None
     assert result.ledger.unlisted["kubernetes.certificate"].reason == "not_found"
@@ -307,14 +239,14 @@ def _mints(sim: SimUnderTest, subresource: str) -> dict[str, int]:
     return counts
 
 
-async def test_credentials_are_minted_about_once_an_hour(collector: Collector, sim: SimUnderTest) -> None:
+async def test_credentials_are_minted_about_once_an_hour(sim_collector: Collector, sim: SimUnderTest) -> None:
     # Rounds at 0, 15, 30 and 45 minutes with one-hour credentials, then one at 60.
     collected: list[set[UUID]] = []
-    clusters = await collector.few()
+    clusters = await sim_collector.few()
     for round_number in range(5):
         if round_number:
             sim.control.advance_clock(900)
-        summary = await collector.round(clusters)
+        summary = await sim_collector.round(clusters)
         collected.append({r.cluster.id for r in summary.results if r.ok})
         if round_number == 3:
             mints_in_four_rounds = _mints(sim, "adminkubeconfig")
@@ -322,28 +254,28 @@ async def test_credentials_are_minted_about_once_an_hour(collector: Collector, s
     assert mints_in_four_rounds and set(mints_in_four_rounds.values()) == {1}
     after_an_hour = _mints(sim, "adminkubeconfig")
     assert set(after_an_hour.values()) == {2}, "a credential about to expire is renewed"
-    assert max(collector.credentials.minted.values()) == 2
+    assert max(sim_collector.credentials.minted.values()) == 2
 
 
 async def test_a_rejected_credential_is_dropped_and_minted_again_once(
-    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
 ) -> None:
-    clusters = await collector.few(2)
-    first = await collector.round(clusters)
+    clusters = await sim_collector.few(2)
+    first = await sim_collector.round(clusters)
     target = next(r for r in first.results if r.ok)
     key = shoot_key_of(sim, target.cluster.id)
     sim.control.fault(key, "unauthorized", times=1)
     sim.control.advance_clock(900)
-    second = await collector.round(clusters)
+    second = await sim_collector.round(clusters)
     assert next(r for r in second.results if r.cluster.id == target.cluster.id).ok
     assert _mints(sim, "adminkubeconfig")[sim.control.shoot(key).name] == 2
 
 
-@pytest.mark.parametrize("collector", [{"credential": "viewer"}], indirect=True)
+@pytest.mark.parametrize("sim_collector", [{"credential": "viewer"}], indirect=True)
 async def test_viewer_mode_never_asks_for_admin_credentials(
-    collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
 ) -> None:
-    summary = await collector.round()
+    summary = await sim_collector.round()
     assert summary.collected >= 10
     assert _mints(sim, "adminkubeconfig") == {}
     assert _mints(sim, "viewerkubeconfig")
@@ -356,21 +288,21 @@ async def test_viewer_mode_never_asks_for_admin_credentials(
             )
 
 
-async def test_the_client_makes_no_hidden_retries(collector: Collector, sim: SimUnderTest) -> None:
-    first = await collector.round(await collector.few(1))
+async def test_the_client_makes_no_hidden_retries(sim_collector: Collector, sim: SimUnderTest) -> None:
+    first = await sim_collector.round(await sim_collector.few(1))
     target = next(r for r in first.results if r.ok)
     key = shoot_key_of(sim, target.cluster.id)
     sim.control.fault(key, "server_error", resource="nodes")
     sim.control.clear_requests()
-    result: ClusterResult = await collector.loop.collect(target.cluster)
+    result: ClusterResult = await sim_collector.loop.collect(target.cluster)
     assert result.reason == "server_error"
     assert len([r for r in sim.control.requests(key) if r.resource == "nodes"]) == 1
 
 
 async def test_a_garden_that_cannot_be_listed_uses_the_last_known_shoots(
-    collector: Collector, sim: SimUnderTest
+    sim_collector: Collector, sim: SimUnderTest
 ) -> None:
-    first = await collector.round()
+    first = await sim_collector.round()
     sim.control.fault("garden", "server_error", resource="shoots")
-    second = await collector.round()
+    second = await sim_collector.round()
     assert {r.cluster.id for r in second.results if r.ok} == {r.cluster.id for r in first.results if r.ok}
