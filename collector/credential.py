@@ -63,7 +63,8 @@ def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -
         server = str(cluster["server"]).rstrip("/")
     except (AttributeError, KeyError, StopIteration, TypeError):
         raise BadResponse("the kubeconfig names no usable context, cluster and user") from None
-    if "exec" in user or "auth-provider" in user or "client-certificate" in user or "tokenFile" in user:
+    needs_files = "certificate-authority" in cluster or "client-certificate" in user or "tokenFile" in user
+    if needs_files or "exec" in user or "auth-provider" in user:
         raise BadResponse("the kubeconfig needs files or plugins; only inline data is supported for shoots")
     ca = _b64(cluster.get("certificate-authority-data"), "certificate-authority-data")
     cert = _b64(user.get("client-certificate-data"), "client-certificate-data")

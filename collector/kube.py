@@ -29,6 +29,7 @@ caller ever sees `ApiException` or an aiohttp error.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -121,7 +122,7 @@ SHOOT_CONNECTIONS = 1
 def shoot_client(
     credential: Credential, *, timeout_seconds: float, name: str = "", connections: int = SHOOT_CONNECTIONS
 ) -> KubeClient:
-    """A client for one shoot's API server from a credential held in memory."""
+    """A client for one API server (a shoot's, or the garden's) from a credential held in memory."""
     cfg = _configuration(credential.server)
     cfg.connection_pool_maxsize = connections
     cfg.ca_cert_data = credential.ca_data
@@ -140,11 +141,30 @@ def shoot_client(
     return KubeClient(api, server=credential.server, timeout_seconds=timeout_seconds, name=name)
 
 
-async def garden_client(kubeconfig: Path, *, timeout_seconds: float) -> KubeClient:
-    """A client for the garden from a kubeconfig file (any auth the official loader supports).
+# Requests to the garden at once at most: every worker may be minting a credential.
+GARDEN_CONNECTIONS = 100
 
-    Raises ConnectionFailed when the file cannot be loaded.
+
+async def garden_client(kubeconfig: Path, *, timeout_seconds: float) -> KubeClient:
+    """A client for the garden from a kubeconfig file.
+
+    A kubeconfig with inline data (a token or a client certificate, what a service account or
+    Gardener hands out) is used from memory, so the worker runs on a read-only root filesystem; the
+    official loader, which writes inline certificates to temporary files, is only used for the rest
+    (exec plugins, auth providers, files). Raises ConnectionFailed when the file cannot be loaded.
     """
+    try:
+        text = await asyncio.to_thread(kubeconfig.read_bytes)
+    except OSError as e:
+        raise ConnectionFailed(f"cannot read the garden kubeconfig {kubeconfig}: {e.strerror}") from e
+    try:
+        credential = credential_from_kubeconfig(text, expires=None)
+    except BadResponse:
+        return await _garden_client_from_loader(kubeconfig, timeout_seconds=timeout_seconds)
+    return shoot_client(credential, timeout_seconds=timeout_seconds, name="garden", connections=GARDEN_CONNECTIONS)
+
+
+async def _garden_client_from_loader(kubeconfig: Path, *, timeout_seconds: float) -> KubeClient:
     cfg = _configuration("")
     try:
         await kube_config.load_kube_config(  # type: ignore[no-untyped-call]  # the client is partly unannotated

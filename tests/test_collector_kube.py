@@ -253,6 +253,35 @@ async def gardener(sim: SimUnderTest, tmp_path: Path) -> AsyncIterator[RealGarde
         await garden.close()
 
 
+async def test_a_garden_kubeconfig_with_files_goes_through_the_official_loader(
+    sim: SimUnderTest, tmp_path: Path
+) -> None:
+    inline = sim.garden_kubeconfig
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(base64.b64decode(inline["clusters"][0]["cluster"]["certificate-authority-data"]))
+    with_files = {
+        **inline,
+        "clusters": [
+            {**c, "cluster": {"server": c["cluster"]["server"], "certificate-authority": str(ca)}}
+            for c in inline["clusters"]
+        ],
+    }
+    path = tmp_path / "garden.yaml"
+    path.write_text(yaml.safe_dump(with_files))
+    with pytest.raises(BadResponse, match="files"):
+        credential_from_kubeconfig(path.read_text(), expires=None)
+    garden = RealGardener(await garden_client(path, timeout_seconds=10))
+    try:
+        assert await garden.list_shoots(label_selector=CLUSTER_ID_LABEL)
+    finally:
+        await garden.close()
+
+
+async def test_a_missing_garden_kubeconfig_is_a_connection_failure(tmp_path: Path) -> None:
+    with pytest.raises(ConnectionFailed, match="cannot read the garden kubeconfig"):
+        await garden_client(tmp_path / "nowhere.yaml", timeout_seconds=1)
+
+
 async def test_shoots_are_listed_across_pages(gardener: RealGardener, sim: SimUnderTest) -> None:
     whole = await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL, page_size=500)
     paged = await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL, page_size=3)
