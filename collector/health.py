@@ -10,21 +10,14 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Iterator
 
 import uvicorn
 from starlette.applications import Starlette
 
 from collector.settings import HealthSettings
-from services.common.serving import Readiness, operations_routes
+from services.common.serving import QuietServer, Readiness, operations_routes
 
 logger = logging.getLogger(__name__)
-
-
-class _QuietServer(uvicorn.Server):
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
 
 
 class HealthServer:
@@ -33,7 +26,7 @@ class HealthServer:
     def __init__(self, settings: HealthSettings, readiness: Readiness) -> None:
         self._settings = settings
         self._app = Starlette(routes=operations_routes(readiness))
-        self._server: _QuietServer | None = None
+        self._server: QuietServer | None = None
         self._task: asyncio.Task[None] | None = None
         self.port = 0
 
@@ -43,7 +36,7 @@ class HealthServer:
         sock.bind((self._settings.host, self._settings.port))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self._app, lifespan="off", log_config=None, access_log=False)
-        self._server = _QuietServer(config)
+        self._server = QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
         while not self._server.started:
             if self._task.done():

@@ -21,7 +21,7 @@ import contextlib
 import json
 import logging
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -32,6 +32,8 @@ from starlette.responses import FileResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from services.common.serving import QuietServer
 
 logger = logging.getLogger(__name__)
 
@@ -159,14 +161,6 @@ def dcim_app(admin_api_url: str, *, web_root: Path = WEB_ROOT) -> ASGIApp:
     return _pages_app(web_root / "dcim", web_root / "common", config_script(admin_api_url=url), _origin(url))
 
 
-class _QuietServer(uvicorn.Server):
-    """uvicorn without its own signal handling: whoever runs the pages owns SIGINT/SIGTERM."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 def bind_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     """A TCP socket bound to `host:port` (port 0: a free one), for `serve_pages`.
 
@@ -197,7 +191,7 @@ async def serve_pages(
     sock = sock or bind_socket(host, port)
     url = socket_url(sock)
     config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=False, timeout_graceful_shutdown=2)
-    server = _QuietServer(config)
+    server = QuietServer(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         # uvicorn offers no start-up event; `started` flips once it accepts connections (as in ApiServer).

@@ -303,8 +303,8 @@ def http_app(
     return Starlette(routes=routes, middleware=[cors])
 
 
-class _QuietServer(uvicorn.Server):
-    """uvicorn without its own signal handling: `ApiServer` owns SIGTERM/SIGINT for both ports."""
+class QuietServer(uvicorn.Server):
+    """uvicorn without its own signal handling: the process (`ApiServer`, a worker, the demo) owns SIGTERM/SIGINT."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -325,7 +325,7 @@ class ApiServer:
     http_port: int = field(init=False, default=0)
     grpc_port: int = field(init=False, default=0)
     _grpc: grpc.aio.Server | None = field(init=False, default=None)
-    _web: _QuietServer | None = field(init=False, default=None)
+    _web: QuietServer | None = field(init=False, default=None)
     _web_task: asyncio.Task[None] | None = field(init=False, default=None)
     _health: HealthServicer | None = field(init=False, default=None)
     _health_task: asyncio.Task[None] | None = field(init=False, default=None)
@@ -355,7 +355,7 @@ class ApiServer:
         config = uvicorn.Config(
             self.asgi, lifespan="off", log_config=None, access_log=False, timeout_graceful_shutdown=5
         )
-        self._web = _QuietServer(config)
+        self._web = QuietServer(config)
         self._web_task = asyncio.create_task(self._web.serve(sockets=[sock]))
         while not self._web.started:
             if self._web_task.done():
