@@ -153,7 +153,11 @@ class FaultSchedule:
                         logger.info("fault schedule: no time left for %r; done", name)
                         return self.results
                     logger.info("fault: %s (cycle %d)", name, cycle + 1)
-                    result = await step()
+                    try:
+                        result = await step()
+                    except Exception as error:  # a broken step must not end the soak before its checks
+                        logger.exception("fault: %s could not run", name)
+                        result = StepResult(name, False, f"the step itself failed: {type(error).__name__}: {error}")
                     logger.info("fault: %s %s: %s", name, "passed" if result.passed else "FAILED", result.summary)
                     self.results.append(result)
                     await asyncio.sleep(SETTLE_SECONDS)
