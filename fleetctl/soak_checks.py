@@ -161,10 +161,19 @@ def server_codes_verdict(name: str, codes: Mapping[str, float]) -> Verdict:
     return Verdict(name, not bad and codes.get("ok", 0) > 0, summary)
 
 
+def sample_size(sample: Sample | None) -> str:
+    """How much one sample held, e.g. `1,412 snapshot, 37 finding and 2,108 ledger rows`."""
+    if sample is None:
+        return "nothing"
+    snapshots = sum(len(rows) for rows in sample.snapshots.values())
+    return f"{snapshots:,} snapshot, {len(sample.findings):,} finding and {len(sample.ledger):,} ledger rows"
+
+
 def invariant_verdict(name: str, log: SampleLog, kinds: Sequence[str], minimum_samples: int) -> Verdict:
     texts = [text for kind in kinds for text in log.of_kind(kind)]
     enough = log.samples >= minimum_samples
-    summary = f"{log.samples} samples ({log.failed_reads} unreadable while the database was down), "
+    summary = f"{log.samples} samples of up to {sample_size(log.last)} "
+    summary += f"({log.failed_reads} unreadable while the database was down), "
     summary += f"{len(texts)} violations" + ("" if enough else f"; fewer than {minimum_samples} samples")
     return Verdict(name, enough and not texts, summary, tuple(texts[:MAX_DETAILS]))
 

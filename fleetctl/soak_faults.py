@@ -12,8 +12,9 @@ where DESIGN.md says it must, lifts the fault and waits (bounded) until the syst
   once lifted, the heartbeat moves again;
 - collector killed: SIGKILL to the inventory worker just after it queued a round, then a restart
   with the same environment; the new process must complete a round;
-- database restarted: PostgreSQL stopped (clients cut off), down a few seconds, started in place;
-  both APIs must answer again and both loops must record a pass after it.
+- database restarted: PostgreSQL stopped (clients cut off), down 8 s (the next cycle: 70 s, longer
+  than the public API's cache, which must then answer UNAVAILABLE), started in place; both APIs
+  must answer again and both loops must record a pass after it.
 
 Steps run in that order, cycle after cycle, as long as the next one's time bound still fits before
 the soak's end. Every step returns a `StepResult`; a step that did not see what it waited for fails.
@@ -65,7 +66,10 @@ SHOOT_FAULTS: tuple[tuple[tuple[str, str, float], ...], ...] = (
         ("truncated", "nodes", 0),
     ),
 )
-DATABASE_DOWN_SECONDS = 8.0
+# How long the database stays down, by cycle: a short outage the public cache hides, then one longer
+# than its 60 s TTL, so the public API must answer UNAVAILABLE (a failed read is never cached).
+DATABASE_DOWN_SECONDS = (8.0, 70.0)
+PUBLIC_CACHE_TTL_SECONDS = 60.0
 SETTLE_SECONDS = 10.0
 
 
@@ -140,7 +144,7 @@ class FaultSchedule:
             ("shoot faults", 180.0, lambda: self.shoot_faults(cycle)),
             ("reconcile list failing", 120.0, self.reconcile_list_fails),
             ("collector killed and restarted", 120.0, self.collector_killed),
-            ("database restarted", 150.0, self.database_restarted),
+            ("database restarted", self.down_seconds(cycle) + 150.0, lambda: self.database_restarted(cycle)),
         ]
 
     async def run(self, deadline: float) -> list[StepResult]:
@@ -294,10 +298,26 @@ class FaultSchedule:
         )
         return StepResult(name, completed and child.process.poll() is None, summary)
 
-    async def database_restarted(self) -> StepResult:
+    @staticmethod
+    def down_seconds(cycle: int) -> float:
+        return DATABASE_DOWN_SECONDS[cycle % len(DATABASE_DOWN_SECONDS)]
+
+    async def public_unavailable(self) -> float:
+        """UNAVAILABLE answers of every public replica so far, by their own metrics."""
+        total = 0.0
+        for port in self.system.public_http_ports().values():
+            total += metric_sum(await scrape(port), "fleet_rpc_requests_total", code="unavailable")
+        return total
+
+    async def database_restarted(self, cycle: int) -> StepResult:
         name = "database restarted"
+        down = self.down_seconds(cycle)
         began = await self.db_now()
-        await asyncio.to_thread(self.system.restart_database, DATABASE_DOWN_SECONDS)
+        unavailable_before = await self.public_unavailable()
+        await asyncio.to_thread(self.system.restart_database, down)
+        # Past the cache's TTL every replica's answer expired while the database was down.
+        refused = await self.public_unavailable() - unavailable_before
+        must_refuse = down > PUBLIC_CACHE_TTL_SECONDS
         staff = await wait_for(lambda: staff_answers(self.system), timeout_seconds=60)
         ports = self.system.public_http_ports().values()
 
@@ -314,11 +334,13 @@ class FaultSchedule:
 
             loops[loop] = await wait_for(moved, timeout_seconds=bound)
         summary = (
-            f"down {DATABASE_DOWN_SECONDS:.0f} s; staff API {'answers' if staff else 'does NOT answer'}, "
-            f"public API {'answers' if public else 'does NOT answer'}; "
+            f"down {down:.0f} s, public API answered UNAVAILABLE {refused:.0f} times meanwhile"
+            f"{' (it must, its cache expired)' if must_refuse else ''}; after: staff API "
+            f"{'answers' if staff else 'does NOT answer'}, public API {'answers' if public else 'does NOT answer'}; "
             + ", ".join(f"{loop} {'passed' if ok else 'did NOT pass'} since" for loop, ok in loops.items())
         )
-        return StepResult(name, staff and public and all(loops.values()), summary)
+        passed = staff and public and all(loops.values()) and (refused > 0 or not must_refuse)
+        return StepResult(name, passed, summary)
 
 
 async def _above(read: Callable[[], Awaitable[float]], floor: float) -> bool:
