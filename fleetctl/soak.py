@@ -242,11 +242,14 @@ async def run_soak(system: SoakSystem, seconds: float, rate: float) -> int:
         work: asyncio.Future[Any] = asyncio.gather(schedule.run(deadline), sample_until(system, log, deadline))
         stopped = asyncio.create_task(stop.wait())
         await asyncio.wait([work, stopped], return_when=asyncio.FIRST_COMPLETED)
-        if stop.is_set():
-            logger.warning("interrupted: checking what ran so far")
+        interrupted = stop.is_set()
+        if interrupted:
+            logger.warning("interrupted after %.0f s: stopping the load; checking what ran", loop.time() - started)
             work.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await work
+            for child in [c for c in system.supervisor.children if c.name.startswith(LOAD)]:
+                system.supervisor.stop(child, grace_seconds=5)
         await wait_for_load(system, timeout_seconds=max(0.0, deadline - loop.time()) + 60)
         stop.set()
         await world
@@ -254,6 +257,8 @@ async def run_soak(system: SoakSystem, seconds: float, rate: float) -> int:
         with contextlib.suppress(Exception):
             log.add(await take_sample(system.superuser_dsn))
         verdicts = await final_verdicts(system, files, log, schedule.results, loop.time() - started, reads_before)
+        ran = loop.time() - started
+        verdicts.append(Verdict("ran its whole time", not interrupted, f"{ran:.0f} of {seconds:.0f} s"))
         print(render(verdicts), flush=True)  # noqa: T201 - the report is the command's output
         result = {"seconds": seconds, "verdicts": [asdict(v) for v in verdicts]}
         (system.state_dir / "result.json").write_text(json.dumps(result, indent=1, default=str))
