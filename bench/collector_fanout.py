@@ -18,19 +18,14 @@ import asyncio
 import logging
 import os
 import resource
-import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
-import psycopg
-from psycopg import sql
 
+from bench.common import module_command, postgres, simulator_process, worker_database
 from collector import inventory_store as store
 from collector.gardener import CredentialCache, RealGardener, renew_margin, shoot_refs
 from collector.inventory import InventoryLoop, RoundSummary
@@ -38,16 +33,12 @@ from collector.kube import garden_client
 from collector.ledger import SOURCES
 from collector.readers import GardenReader
 from collector.settings import InventorySettings
-from db.embedded import EmbeddedPostgres, runtime_root
-from db.migrate import apply_roles, migrate
 from db.seed.generate import FleetSize, generate
 from db.seed.model import Fleet
-from db.seed.write import analyze, write_fleet
 from services.common.db import make_pool
 from services.common.naming import CLUSTER_ID_LABEL
 from services.common.settings import DatabaseSettings
 
-PROJECT = Path(__file__).resolve().parents[1]
 DATABASE = "fleet_bench_fanout"
 TARGET_RATIO = 1.5
 # Five clusters per organization; about 84% of the generator's clusters are ready with a shoot.
@@ -91,33 +82,6 @@ def process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-@contextmanager
-def simulator(shoots: int, seed: int, latency: float) -> Iterator[tuple[Path, int]]:
-    """fleet-sim in its own process; yields the garden kubeconfig's path and the process id."""
-    with tempfile.TemporaryDirectory(prefix="bench-fanout-sim-") as tmp:
-        state_dir = Path(tmp)
-        args = [sys.executable, "-m", "bench.collector_fanout", "--serve-sim", str(state_dir)]
-        args += ["--shoots", str(shoots), "--seed", str(seed), "--latency", str(latency)]
-        child = subprocess.Popen(args, cwd=PROJECT)
-        try:
-            state = state_dir / "sim.json"
-            deadline = time.monotonic() + 300
-            while not state.exists():  # the child writes it once listening
-                if child.poll() is not None:
-                    raise RuntimeError(f"fleet-sim exited with {child.returncode} before listening")
-                if time.monotonic() > deadline:
-                    raise TimeoutError("fleet-sim did not start within 300 s")
-                time.sleep(0.2)
-            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"]), child.pid
-        finally:
-            child.terminate()
-            try:
-                child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-
-
 def server_cpu_seconds(postmaster: int | None) -> float:
     """CPU seconds of a PostgreSQL server's processes alive now (its backends hold the pool's sessions)."""
     if postmaster is None:
@@ -132,35 +96,6 @@ def server_cpu_seconds(postmaster: int | None) -> float:
             if parent == postmaster:
                 total += process_cpu_seconds(int(entry.name))
     return total
-
-
-@contextmanager
-def postgres(dsn: str | None) -> Iterator[tuple[str, int | None]]:
-    """A superuser DSN and the postmaster's pid: the given server (pid unknown), or a throwaway one."""
-    if dsn:
-        yield dsn, None
-        return
-    server = EmbeddedPostgres(runtime_root(PROJECT) / f"bench-fanout-pg-{os.getpid()}", fast=True)
-    server.start()
-    try:
-        yield server.dsn, int((server.data_dir / "postmaster.pid").read_text().split()[0])
-    finally:
-        server.destroy()
-
-
-def prepare_database(superuser_dsn: str, fleet: Fleet) -> str:
-    """A fresh database holding `fleet`; returns its DSN for fun_cluster_worker."""
-    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
-        apply_roles(conn)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-    admin_dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=DATABASE)
-    migrate(admin_dsn)
-    with psycopg.connect(admin_dsn) as conn:
-        write_fleet(conn, fleet)
-    with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        analyze(conn)
-    return psycopg.conninfo.make_conninfo(admin_dsn, user="fun_cluster_worker")
 
 
 def cpu_seconds() -> float:
@@ -276,10 +211,21 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR)
     fleet = bench_fleet(args.shoots, args.seed)
     with (
-        postgres(args.dsn) as (superuser, postmaster),
-        simulator(args.shoots, args.seed, args.latency) as (kubeconfig, sim_pid),
+        postgres(args.dsn, name="fanout") as (superuser, postmaster),
+        simulator_process(
+            module_command(
+                "bench.collector_fanout",
+                "--shoots",
+                str(args.shoots),
+                "--seed",
+                str(args.seed),
+                "--latency",
+                str(args.latency),
+            ),
+            name="fanout",
+        ) as (kubeconfig, sim_pid),
     ):
-        worker_dsn = prepare_database(superuser, fleet)
+        worker_dsn = worker_database(superuser, DATABASE, fleet)
         figures: dict[str, float] = {"workers": args.workers, "latency_seconds": args.latency}
         ok = asyncio.run(
             measure(worker_dsn, kubeconfig, (sim_pid, postmaster), args.shoots, args.workers, args.latency, figures)

@@ -28,81 +28,24 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
-import psycopg
 import yaml
 from kubernetes import client, config
-from psycopg import sql
 
+from bench.common import PROJECT, module_command, postgres, simulator_process, worker_database
 from collector.liststream import ListSplitter, gc_paused
-from db.embedded import EmbeddedPostgres, runtime_root
-from db.migrate import apply_roles, migrate
-from db.seed.write import write_fleet
 from sim.fleets import huge_cluster_id, huge_fleet
 
-PROJECT = Path(__file__).resolve().parents[1]
 DATABASE = "fleet_bench_huge"
 RSS_LIMIT_MB = 400
 PARSE_TARGET = 2.0
 TYPED_TARGET = 5.0
 META = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
 TYPED_SLICE = 10_000
-
-
-@contextmanager
-def simulator() -> Iterator[Path]:
-    """`fleet-sim --huge-shoot` in its own process; yields the garden kubeconfig's path."""
-    with tempfile.TemporaryDirectory(prefix="bench-huge-sim-") as tmp:
-        state_dir = Path(tmp)
-        args = [sys.executable, "-m", "sim.main", "--huge-shoot", "--port", "0", "--state-dir", str(state_dir)]
-        child = subprocess.Popen(args, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            state = state_dir / "sim.json"
-            deadline = time.monotonic() + 300
-            while not state.exists():
-                if child.poll() is not None:
-                    raise RuntimeError(f"fleet-sim exited with {child.returncode} before listening")
-                if time.monotonic() > deadline:
-                    raise TimeoutError("fleet-sim did not start within 300 s")
-                time.sleep(0.2)
-            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"])
-        finally:
-            child.terminate()
-            try:
-                child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-
-
-@contextmanager
-def postgres(dsn: str | None) -> Iterator[str]:
-    if dsn:
-        yield dsn
-        return
-    server = EmbeddedPostgres(runtime_root(PROJECT) / f"bench-huge-pg-{os.getpid()}", fast=True)
-    server.start()
-    try:
-        yield server.dsn
-    finally:
-        server.destroy()
-
-
-def prepare_database(superuser_dsn: str) -> str:
-    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
-        apply_roles(conn)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-    admin_dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=DATABASE)
-    migrate(admin_dsn)
-    with psycopg.connect(admin_dsn) as conn:
-        write_fleet(conn, huge_fleet()[0])
-    return psycopg.conninfo.make_conninfo(admin_dsn, user="fun_cluster_worker")
 
 
 def run_measured(args: list[str], env: dict[str, str]) -> tuple[int, float, float, float, str]:
@@ -255,10 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     ok = True
     figures: dict[str, float] = {}
-    with simulator() as kubeconfig:
+    huge = module_command("sim.main", "--huge-shoot", "--port", "0", state_flag="--state-dir")
+    with simulator_process(huge, name="huge", quiet=True) as (kubeconfig, _):
         if not args.skip_collect:
-            with postgres(args.dsn) as superuser:
-                ok &= measure_collect(prepare_database(superuser), kubeconfig, figures)
+            with postgres(args.dsn, name="huge") as (superuser, _):
+                worker_dsn = worker_database(superuser, DATABASE, huge_fleet()[0], analyzed=False)
+                ok &= measure_collect(worker_dsn, kubeconfig, figures)
         if not args.skip_parse:
             ok &= measure_parse(kubeconfig, figures)
     if args.json:

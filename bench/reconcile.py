@@ -18,34 +18,22 @@ import asyncio
 import gc
 import json
 import logging
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import orjson
-import psycopg
-from psycopg import sql
-
+from bench.common import module_command, postgres, simulator_process, worker_database
 from collector.drift import CLUSTER_ID_LABEL
 from collector.gardener import RealGardener
 from collector.kube import garden_client
 from collector.reconcile import ReconcileLoop
-from db.embedded import EmbeddedPostgres, runtime_root
-from db.migrate import apply_roles, migrate
 from db.seed.generate import FleetSize, generate
 from db.seed.model import Fleet
-from db.seed.write import analyze, write_fleet
 from services.common.db import make_pool
 from services.common.settings import DatabaseSettings
 
-PROJECT = Path(__file__).resolve().parents[1]
 DATABASE = "fleet_bench_reconcile"
 TARGET_RATIO = 3.0
 # Five clusters per organization; about 94% of the generator's clusters have a shoot, so 10,610
@@ -68,62 +56,6 @@ def serve_sim(state_dir: Path, organizations: int, seed: int) -> None:
         await asyncio.Event().wait()
 
     asyncio.run(serve())
-
-
-@contextmanager
-def simulator(organizations: int, seed: int) -> Iterator[Path]:
-    """fleet-sim in its own process; yields the garden kubeconfig's path and stops the process after."""
-    with tempfile.TemporaryDirectory(prefix="bench-reconcile-sim-") as tmp:
-        state_dir = Path(tmp)
-        args = [sys.executable, "-m", "bench.reconcile", "--serve-sim", str(state_dir)]
-        args += ["--organizations", str(organizations), "--seed", str(seed)]
-        child = subprocess.Popen(args, cwd=PROJECT)
-        try:
-            state = state_dir / "sim.json"
-            deadline = time.monotonic() + 300
-            while not state.exists():  # the child writes it once listening
-                if child.poll() is not None:
-                    raise RuntimeError(f"fleet-sim exited with {child.returncode} before listening")
-                if time.monotonic() > deadline:
-                    raise TimeoutError("fleet-sim did not start within 300 s")
-                time.sleep(0.2)
-            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"])
-        finally:
-            child.terminate()
-            try:
-                child.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.wait()
-
-
-@contextmanager
-def postgres(dsn: str | None) -> Iterator[str]:
-    """A superuser DSN: the given server, or a throwaway embedded one removed afterwards."""
-    if dsn:
-        yield dsn
-        return
-    server = EmbeddedPostgres(runtime_root(PROJECT) / f"bench-reconcile-pg-{os.getpid()}", fast=True)
-    server.start()
-    try:
-        yield server.dsn
-    finally:
-        server.destroy()
-
-
-def prepare_database(superuser_dsn: str, fleet: Fleet) -> str:
-    """A fresh database holding `fleet`; returns its DSN for fun_cluster_worker."""
-    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
-        apply_roles(conn)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(DATABASE)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(DATABASE)))
-    admin_dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=DATABASE)
-    migrate(admin_dsn)
-    with psycopg.connect(admin_dsn) as conn:
-        write_fleet(conn, fleet)
-    with psycopg.connect(admin_dsn, autocommit=True) as conn:
-        analyze(conn)
-    return psycopg.conninfo.make_conninfo(admin_dsn, user="fun_cluster_worker")
 
 
 async def counts(pool: Any) -> tuple[int, int]:
@@ -213,9 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     fleet = bench_fleet(args.organizations, args.seed)
     clusters = len(fleet.clusters)
     print(f"fleet: {clusters} clusters, {len(fleet.shoots)} shoots ({time.perf_counter() - started:.1f} s)")
-    with simulator(args.organizations, args.seed) as kubeconfig, postgres(args.dsn) as superuser_dsn:
+    sim = module_command("bench.reconcile", "--organizations", str(args.organizations), "--seed", str(args.seed))
+    with (
+        simulator_process(sim, name="reconcile") as (kubeconfig, _),
+        postgres(args.dsn, name="reconcile") as (superuser_dsn, _),
+    ):
         started = time.perf_counter()
-        worker_dsn = prepare_database(superuser_dsn, fleet)
+        worker_dsn = worker_database(superuser_dsn, DATABASE, fleet)
         del fleet
         gc.collect()
         print(f"database written ({time.perf_counter() - started:.1f} s)")

@@ -1,0 +1,91 @@
+"""What the worker benchmarks share: fleet-sim in a process of its own, a PostgreSQL, a fresh database.
+
+The simulator always runs in its own process so the CPU and memory a benchmark measures are the
+worker's alone; the database is the one `--dsn` names or a throwaway embedded server.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import orjson
+import psycopg
+from psycopg import sql
+
+from db.embedded import EmbeddedPostgres, runtime_root
+from db.migrate import apply_roles, migrate
+from db.seed.model import Fleet
+from db.seed.write import analyze, write_fleet
+
+PROJECT = Path(__file__).resolve().parents[1]
+START_TIMEOUT_SECONDS = 300
+
+
+@contextmanager
+def simulator_process(
+    command: Callable[[Path], list[str]], *, name: str, quiet: bool = False
+) -> Iterator[tuple[Path, int]]:
+    """Run `command(state_dir)` (a fleet-sim) until the block ends; yields the garden kubeconfig and the pid."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-{name}-sim-") as tmp:
+        state_dir = Path(tmp)
+        output = subprocess.DEVNULL if quiet else None
+        child = subprocess.Popen(command(state_dir), cwd=PROJECT, stdout=output, stderr=output)
+        try:
+            state = state_dir / "sim.json"
+            deadline = time.monotonic() + START_TIMEOUT_SECONDS
+            while not state.exists():  # the child writes it once listening
+                if child.poll() is not None:
+                    raise RuntimeError(f"fleet-sim exited with {child.returncode} before listening")
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"fleet-sim did not start within {START_TIMEOUT_SECONDS} s")
+                time.sleep(0.2)
+            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"]), child.pid
+        finally:
+            child.terminate()
+            try:
+                child.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def module_command(module: str, *arguments: str, state_flag: str = "--serve-sim") -> Callable[[Path], list[str]]:
+    """`python -m <module> <state_flag> STATE_DIR <arguments>`: a simulator writing its state to STATE_DIR."""
+    return lambda state_dir: [sys.executable, "-m", module, state_flag, str(state_dir), *arguments]
+
+
+@contextmanager
+def postgres(dsn: str | None, *, name: str) -> Iterator[tuple[str, int | None]]:
+    """A superuser DSN and the postmaster's pid (None for a given server): `dsn`, or a throwaway embedded one."""
+    if dsn:
+        yield dsn, None
+        return
+    server = EmbeddedPostgres(runtime_root(PROJECT) / f"bench-{name}-pg-{os.getpid()}", fast=True)
+    server.start()
+    try:
+        yield server.dsn, int((server.data_dir / "postmaster.pid").read_text().split()[0])
+    finally:
+        server.destroy()
+
+
+def worker_database(superuser_dsn: str, database: str, fleet: Fleet, *, analyzed: bool = True) -> str:
+    """A fresh database `database` holding `fleet`; returns its DSN for fun_cluster_worker."""
+    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
+        apply_roles(conn)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
+    admin_dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=database)
+    migrate(admin_dsn)
+    with psycopg.connect(admin_dsn) as conn:
+        write_fleet(conn, fleet)
+    if analyzed:
+        with psycopg.connect(admin_dsn, autocommit=True) as conn:
+            analyze(conn)
+    return psycopg.conninfo.make_conninfo(admin_dsn, user="fun_cluster_worker")
