@@ -89,3 +89,22 @@ def worker_database(superuser_dsn: str, database: str, fleet: Fleet, *, analyzed
         with psycopg.connect(admin_dsn, autocommit=True) as conn:
             analyze(conn)
     return psycopg.conninfo.make_conninfo(admin_dsn, user="fun_cluster_worker")
+
+
+@contextmanager
+def kept_postgres(dsn: str | None, *, data_dir_name: str) -> Iterator[str]:
+    """A superuser DSN: the given one, or an embedded server whose data is kept between runs (a cache).
+
+    A server that was already running is left running; one started here is stopped, not removed.
+    """
+    if dsn is not None:
+        yield dsn
+        return
+    server = EmbeddedPostgres(runtime_root(PROJECT) / data_dir_name, fast=True)
+    was_running = server.initialized() and server.running()
+    server.start()
+    try:
+        yield server.dsn
+    finally:
+        if not was_running:
+            server.stop()

@@ -36,8 +36,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -48,15 +47,14 @@ from fundament.fleet.v1 import fleet_pb2
 from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 from psycopg import sql
 
+from bench.common import kept_postgres
 from bench.overview_function import SCALE, prepare
-from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import available
 from services.common.auth import DcimTokenRules, mint_token
 from services.common.db import load_queries
 from services.fleet.app import running_fleet_api
 from services.fleet.settings import FleetSettings
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
 WORLD = load_queries(Path(__file__).with_name("fleet_api_world.sql"))
 PAGE_TARGET = 1.5
 SUMMARY_TARGET = 3.0
@@ -66,21 +64,6 @@ ROLE = "fun_platform_admin_api"
 
 def _say(text: str) -> None:
     print(text, flush=True)
-
-
-@contextmanager
-def _server(dsn: str | None) -> Iterator[str]:
-    if dsn is not None:
-        yield dsn
-        return
-    server = EmbeddedPostgres(runtime_root(PROJECT_DIR) / "bench-admin-pg", fast=True)
-    was_running = server.initialized() and server.running()
-    server.start()
-    try:
-        yield server.dsn
-    finally:
-        if not was_running:
-            server.stop()
 
 
 def _marker(seed: int) -> str:
@@ -296,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.deep_page < 2 or not 100 <= args.organizations <= SCALE.organizations:
         parser.error(f"--rounds >= 1, --deep-page >= 2 and --organizations in 100..{SCALE.organizations}")
-    with _server(args.dsn) as dsn:
+    with kept_postgres(args.dsn, data_dir_name="bench-admin-pg") as dsn:
         target = prepare_world(dsn, args.seed, rebuild=args.rebuild, organizations=args.organizations)
         figures = asyncio.run(run(target, args.rounds, args.deep_page))
     if args.json:

@@ -26,8 +26,6 @@ import json
 import statistics
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,12 +33,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from db.embedded import EmbeddedPostgres, runtime_root
+from bench.common import kept_postgres
 from db.migrate import apply_roles, available, migrate
 from db.seed.generate import SIZES, FleetSize, iter_parts
 from db.seed.write import analyze, write_parts
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 3.0
 OVERVIEW = "SELECT name, alias, clusters, projects, namespaces FROM tenant.platform_overview()"
 COUNT = "SELECT count(*) FROM tenant.namespaces WHERE deleted IS NULL"
@@ -55,22 +52,6 @@ def _marker(seed: int) -> str:
     """What the cached database was built from: the seed and every migration's bytes."""
     digest = hashlib.sha256(b"".join(m.path.read_bytes() for m in available())).hexdigest()[:16]
     return f"fleet bench scale fleet, seed {seed}, migrations {digest}"
-
-
-@contextmanager
-def _server(dsn: str | None) -> Iterator[str]:
-    """A superuser DSN to the maintenance database: the given one, or the bench's embedded server."""
-    if dsn is not None:
-        yield dsn
-        return
-    server = EmbeddedPostgres(runtime_root(PROJECT_DIR) / "bench-pg", fast=True)
-    was_running = server.initialized() and server.running()
-    server.start()
-    try:
-        yield server.dsn
-    finally:
-        if not was_running:
-            server.stop()
 
 
 def _with_database(dsn: str, name: str) -> str:
@@ -190,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.rounds < 1 or not 100 <= args.organizations <= SCALE.organizations:
         parser.error(f"--rounds must be at least 1 and --organizations in 100..{SCALE.organizations}")
-    with _server(args.dsn) as dsn:
+    with kept_postgres(args.dsn, data_dir_name="bench-pg") as dsn:
         target = prepare(dsn, args.seed, rebuild=args.rebuild, organizations=args.organizations)
         figures = report(measure(target, args.rounds))
     if args.json:
