@@ -8,10 +8,6 @@ import asyncio
 import json
 import os
 import signal
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import httpx
 import psycopg
@@ -20,31 +16,9 @@ import pytest
 from db.embedded import free_port
 from tests.fixtures.overview import PATH, ROLE, World
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.service_process import run_to_exit, started
 
-BIN = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "platform-public-api"
-
-
-@dataclass
-class Process:
-    process: asyncio.subprocess.Process
-    http: str
-    log: list[dict[str, object]] = field(default_factory=list)
-
-    async def log_line(self) -> dict[str, object] | None:
-        """The next JSON log line from stderr, None at its end (gRPC core's own lines are skipped)."""
-        assert self.process.stderr is not None
-        while line := await self.process.stderr.readline():
-            if line.startswith(b"{"):
-                entry: dict[str, object] = json.loads(line)
-                self.log.append(entry)
-                return entry
-        return None
-
-    async def wait_for_log(self, message: str) -> dict[str, object]:
-        while (entry := await self.log_line()) is not None:
-            if entry["message"] == message:
-                return entry
-        raise AssertionError(f"the process ended without logging {message!r}: {self.log}")
+SCRIPT = "platform-public-api"
 
 
 def environment(dsn: str, **extra: str) -> dict[str, str]:
@@ -56,27 +30,6 @@ def environment(dsn: str, **extra: str) -> dict[str, str]:
         "CONSOLE_ORIGINS": "https://console.example",
         **extra,
     }
-
-
-@asynccontextmanager
-async def started(env: dict[str, str]) -> AsyncIterator[Process]:
-    process = await asyncio.create_subprocess_exec(
-        str(BIN), env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
-    )
-    try:
-        yield Process(process, f"http://127.0.0.1:{env['HTTP_PORT']}")
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-
-
-async def run_to_exit(env: dict[str, str]) -> tuple[int, str]:
-    process = await asyncio.create_subprocess_exec(
-        str(BIN), env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
-    )
-    _, stderr = await asyncio.wait_for(process.communicate(), timeout=60)
-    return process.returncode or 0, stderr.decode()
 
 
 @pytest.mark.parametrize(
@@ -91,7 +44,7 @@ async def run_to_exit(env: dict[str, str]) -> tuple[int, str]:
     ids=["ttl-above-a-minute", "ttl-not-a-number", "no-read-deadline", "wildcard-origin", "bad-log-level"],
 )
 async def test_unusable_configuration_exits_2_naming_the_variable(variable: str, value: str, complaint: str) -> None:
-    rc, stderr = await run_to_exit(environment("postgresql://nobody@127.0.0.1:1/none", **{variable: value}))
+    rc, stderr = await run_to_exit(SCRIPT, environment("postgresql://nobody@127.0.0.1:1/none", **{variable: value}))
     assert rc == 2
     assert f"{variable}={value!r}" in stderr
     assert complaint in stderr
@@ -100,7 +53,7 @@ async def test_unusable_configuration_exits_2_naming_the_variable(variable: str,
 async def test_an_older_schema_is_refused_at_start(database: TestDatabase) -> None:
     with database.admin() as conn:
         conn.execute("COMMENT ON SCHEMA tenant IS 'fleet inventory tenant model, schema version 1'")
-    rc, stderr = await run_to_exit(environment(database.dsn(ROLE)))
+    rc, stderr = await run_to_exit(SCRIPT, environment(database.dsn(ROLE)))
     assert rc == 1
     refusal = [json.loads(line) for line in stderr.splitlines() if '"refusing to start"' in line]
     assert refusal and "fleet db migrate" in str(refusal[0]["error"])
@@ -110,7 +63,7 @@ async def test_sigterm_lets_the_call_in_flight_finish_and_exits_cleanly(database
     with database.admin() as conn:
         World(conn).organization("acme", alias="Acme Corp")
     # At debug level, so the successful call's own log line is written too (info logs failures only).
-    async with started(environment(database.dsn(ROLE), SHUTDOWN_GRACE="10", LOG_LEVEL="debug")) as running:
+    async with started(SCRIPT, environment(database.dsn(ROLE), SHUTDOWN_GRACE="10", LOG_LEVEL="debug")) as running:
         await running.wait_for_log("listening")
         async with httpx.AsyncClient(base_url=running.http, timeout=60) as client:
             assert (await client.get("/readyz")).status_code == 200
