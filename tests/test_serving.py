@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,7 +109,8 @@ async def test_connect_post_and_get_reach_the_same_handler(running: Running) -> 
     assert post.json()["organizations"][0]["name"] == "acme"
     assert get.json() == post.json()
     assert get.headers["cache-control"] == "public, max-age=7"
-    assert post.headers["x-request-id"] and post.headers["x-request-id"] != get.headers["x-request-id"]
+    assert post.headers["x-request-id"] != get.headers["x-request-id"]
+    assert all(re.fullmatch("[0-9a-f]{32}", r.headers["x-request-id"]) for r in (post, get))
     assert running.service.calls == ["POST", "GET"]
 
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import random
 import re
 import signal
 import socket
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -36,7 +37,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, Counter, Histogram, generate_latest
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
@@ -74,6 +75,24 @@ CONNECT_REQUEST_HEADERS = (
 CONNECT_EXPOSED_HEADERS = ("grpc-status", "grpc-message", "grpc-status-details-bin", "x-request-id", "cache-control")
 
 
+def new_request_id() -> str:
+    """32 random hex digits, like a UUID's. A request id must be unique, not unpredictable, so the
+    process's Mersenne Twister serves (about 5x cheaper per call than `uuid4()`'s system call)."""
+    return f"{random.getrandbits(128):032x}"
+
+
+# The metric children of each method, protocol and code, looked up once instead of on every call
+# (`labels()` validates and locks each time). The keys are bounded: methods x protocols x codes.
+@functools.cache
+def _requests_counter(service: str, method: str, protocol: str, code: str) -> Counter:
+    return RPC_REQUESTS.labels(service, method, protocol, code)
+
+
+@functools.cache
+def _duration_histogram(service: str, method: str, protocol: str) -> Histogram:
+    return RPC_DURATION.labels(service, method, protocol)
+
+
 class Authenticator(Protocol):
     """Checks a call's credential; returns the caller's subject or raises `Unauthenticated`."""
 
@@ -104,7 +123,7 @@ class RequestStack:
     async def run(self, ctx: RequestContext[Any, Any], protocol: str, call: Callable[[], Awaitable[RES]]) -> RES:
         method = ctx.method
         incoming = ctx.request_headers.get("x-request-id", "")
-        request_id = incoming if _REQUEST_ID.match(incoming) else uuid.uuid4().hex
+        request_id = incoming if _REQUEST_ID.match(incoming) else new_request_id()
         token = request_id_var.set(request_id)
         ctx.response_headers["x-request-id"] = request_id
         started = time.perf_counter()
@@ -124,8 +143,8 @@ class RequestStack:
             raise
         finally:
             elapsed = time.perf_counter() - started
-            RPC_REQUESTS.labels(method.service_name, method.name, protocol, code_name).inc()
-            RPC_DURATION.labels(method.service_name, method.name, protocol).observe(elapsed)
+            _requests_counter(method.service_name, method.name, protocol, code_name).inc()
+            _duration_histogram(method.service_name, method.name, protocol).observe(elapsed)
             level = self.success_log_level if code_name == "ok" else logging.INFO
             if logger.isEnabledFor(level):
                 self._log(level, ctx, protocol=protocol, code_name=code_name, elapsed=elapsed, subject=subject)
