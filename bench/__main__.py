@@ -24,15 +24,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench import plot, suite
+from bench.common import kept_postgres
 from bench.table import Point, Row, render, to_json
-from db.embedded import EmbeddedPostgres, runtime_root
 
 PROJECT = Path(__file__).resolve().parents[1]
 RESULTS = PROJECT / "bench" / "results"
@@ -40,22 +39,6 @@ RESULTS = PROJECT / "bench" / "results"
 
 def say(text: str) -> None:
     print(text, flush=True)
-
-
-@contextmanager
-def database(dsn: str | None) -> Iterator[str]:
-    """A superuser DSN: the given server, or the kept embedded one (stopped after, its data kept)."""
-    if dsn is not None:
-        yield dsn
-        return
-    server = EmbeddedPostgres(runtime_root(PROJECT) / "bench-pg", fast=True)
-    was_running = server.initialized() and server.running()
-    server.start()
-    try:
-        yield server.dsn
-    finally:
-        if not was_running:
-            server.stop()
 
 
 def run_one(run: suite.Run, logs: Path, rebuild: bool) -> tuple[dict[str, Any] | None, float, str]:
@@ -130,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     started, load_before = time.monotonic(), os.getloadavg()
     began = datetime.now(UTC)
-    with database(args.dsn) as dsn:
+    with kept_postgres(args.dsn, data_dir_name="bench-pg") as dsn:
         rows, points, failures, durations = run_all(chosen, suite.Options(dsn, args.quick), args.results, args.rebuild)
     seconds = time.monotonic() - started
     say("")

@@ -48,10 +48,11 @@ class MalformedList(ValueError):
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Turn the cyclic GC off around a parse (no await inside): it would rescan every new dict.
+    """Turn the cyclic GC off around a burst of allocations that makes no cycles (no await inside).
 
-    Parsed items are plain trees freed by reference counting; without this, allocating millions of
-    dicts triggers repeated generation scans that cost 2-3x the parse (reference notes B.5).
+    Parsed items, and the observations reconcile builds from them, are plain trees freed by reference
+    counting; without this, allocating millions of dicts triggers repeated generation scans that
+    cost 2-3x the parse (reference notes B.5).
     """
     was_enabled = gc.isenabled()
     gc.disable()
