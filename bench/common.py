@@ -17,10 +17,9 @@ from pathlib import Path
 
 import orjson
 import psycopg
-from psycopg import sql
 
 from db.embedded import EmbeddedPostgres, runtime_root
-from db.migrate import apply_roles, migrate
+from db.migrate import fresh_database
 from db.seed.model import Fleet
 from db.seed.write import analyze, write_fleet
 
@@ -77,12 +76,7 @@ def postgres(dsn: str | None, *, name: str) -> Iterator[tuple[str, int | None]]:
 
 def worker_database(superuser_dsn: str, database: str, fleet: Fleet, *, analyzed: bool = True) -> str:
     """A fresh database `database` holding `fleet`; returns its DSN for fun_cluster_worker."""
-    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
-        apply_roles(conn)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
-    admin_dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=database)
-    migrate(admin_dsn)
+    admin_dsn = fresh_database(superuser_dsn, database)
     with psycopg.connect(admin_dsn) as conn:
         write_fleet(conn, fleet)
     if analyzed:

@@ -37,7 +37,7 @@ import httpx
 import psycopg
 
 from db.embedded import EmbeddedPostgres, free_port, runtime_root
-from db.migrate import apply_roles, migrate
+from db.migrate import fresh_database
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH = "/fundament.overview.v1.OverviewService/GetPlatformOverview"
@@ -69,11 +69,7 @@ def seeded_database(organizations: int) -> Iterator[str]:
     server = EmbeddedPostgres(runtime_root(ROOT) / f"bench-overview-{os.getpid()}", fast=True)
     server.start()
     try:
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
-            apply_roles(conn)
-            conn.execute("CREATE DATABASE fleet")
-        migrate(server.dsn_for("fleet"))
-        with psycopg.connect(server.dsn_for("fleet"), autocommit=True) as conn:
+        with psycopg.connect(fresh_database(server.dsn, "fleet"), autocommit=True) as conn:
             conn.execute(
                 "INSERT INTO tenant.organizations (name, alias, listed_publicly)"
                 " SELECT 'org-' || i, 'Organization ' || i, true FROM generate_series(1, %s) AS i",

@@ -71,6 +71,18 @@ def apply_roles(conn: psycopg.Connection[Any]) -> None:
     conn.execute(ROLES_FILE.read_text())
 
 
+def fresh_database(superuser_dsn: str, name: str) -> str:
+    """The roles present and database `name` created anew (dropped first if it exists, sessions and
+    all) and migrated to the latest version; returns the superuser DSN of that database."""
+    with psycopg.connect(superuser_dsn, autocommit=True) as conn:
+        apply_roles(conn)
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=name)
+    migrate(dsn)
+    return dsn
+
+
 def applied_versions(conn: psycopg.Connection[Any]) -> dict[int, str]:
     """Applied versions with their checksums; empty before the first migration."""
     exists = conn.execute("SELECT to_regclass('fleet_meta.schema_migrations') IS NOT NULL").fetchone()

@@ -32,11 +32,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
-from psycopg import sql
 
 from db.embedded import EmbeddedPostgres, runtime_root
-from db.migrate import apply_roles, migrate
+from db.migrate import fresh_database
 from db.seed.generate import generate
 from db.seed.model import Fleet
 from fleetctl.db import seed as seed_database
@@ -109,11 +107,7 @@ class Demo:
         server = EmbeddedPostgres(runtime_root(PROJECT) / "pg", port=self.ports.database)
         server.start()
         self.database = server
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
-            apply_roles(conn)
-            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(LOCAL_DATABASE_NAME)))
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(LOCAL_DATABASE_NAME)))
-        migrate(self.superuser_dsn)
+        fresh_database(server.dsn, LOCAL_DATABASE_NAME)
         seed_database(self.superuser_dsn, "demo", self.seed)
         # The same description again, in memory, for the world script and the example commands.
         self.fleet = generate("demo", self.seed)

@@ -21,10 +21,9 @@ import psycopg
 from fundament.fleet.v1 import fleet_pb2
 from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 from prometheus_client.parser import text_string_to_metric_families
-from psycopg import sql
 
 from db.embedded import EmbeddedPostgres, free_port
-from db.migrate import apply_roles, migrate
+from db.migrate import fresh_database
 from db.seed.generate import generate
 from fleetctl.db import seed as seed_database
 from fleetctl.demo import HOST, Demo, DemoPorts, DemoTimings
@@ -62,10 +61,7 @@ class SoakSystem(Demo):
         server = EmbeddedPostgres(data_dir, port=self.ports.database, fast=True)
         server.start()
         self.database = server
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
-            apply_roles(conn)
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(LOCAL_DATABASE_NAME)))
-        migrate(self.superuser_dsn)
+        fresh_database(server.dsn, LOCAL_DATABASE_NAME)
         seed_database(self.superuser_dsn, "demo", self.seed)
         with psycopg.connect(self.superuser_dsn, autocommit=True) as conn:
             conn.execute(QUERIES["count_statements"].sql)

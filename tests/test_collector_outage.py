@@ -22,7 +22,7 @@ from collector.ledger import SOURCES
 from collector.readers import MockReader
 from collector.settings import InventorySettings
 from db.embedded import EmbeddedPostgres, runtime_root
-from db.migrate import apply_roles, migrate
+from db.migrate import fresh_database
 from services.common.db import make_pool
 from services.common.settings import DatabaseSettings
 from tests.fixtures.collector import T0, WORKER_ROLE, make_world
@@ -35,10 +35,7 @@ async def own_server() -> AsyncIterator[EmbeddedPostgres]:
     server = EmbeddedPostgres(runtime_root(PROJECT) / f"test-outage-{os.getpid()}", fast=True)
     await asyncio.to_thread(server.start)
     try:
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
-            apply_roles(conn)
-            conn.execute("CREATE DATABASE fleet")
-        await asyncio.to_thread(migrate, server.dsn_for("fleet"))
+        await asyncio.to_thread(fresh_database, server.dsn, "fleet")
         yield server
     finally:
         await asyncio.to_thread(server.destroy)

@@ -17,7 +17,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from db.embedded import EmbeddedPostgres, runtime_root
-from db.migrate import apply_roles, migrate
+from db.migrate import fresh_database
 from tests.fixtures.overview import PATH, PROTOCOLS, ROLE, CallFailed, World, serving
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -29,11 +29,7 @@ def own_server() -> Iterator[EmbeddedPostgres]:
     server = EmbeddedPostgres(runtime_root(PROJECT) / f"overview-outage-{os.getpid()}", fast=True)
     server.start()
     try:
-        with psycopg.connect(server.dsn, autocommit=True) as conn:
-            apply_roles(conn)
-            conn.execute("CREATE DATABASE fleet")
-        migrate(server.dsn_for("fleet"))
-        with psycopg.connect(server.dsn_for("fleet"), autocommit=True) as conn:
+        with psycopg.connect(fresh_database(server.dsn, "fleet"), autocommit=True) as conn:
             World(conn).organization("acme", alias="Acme Corp")
         yield server
     finally:
