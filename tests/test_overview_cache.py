@@ -13,17 +13,7 @@ import pytest
 
 from services.common.errors import Unavailable
 from services.common.singleflight import Outcome, ReadFailed, SingleFlightCache
-
-
-@dataclass
-class FakeClock:
-    now: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+from tests.fixtures.overview import FakeClock
 
 
 @dataclass
