@@ -62,8 +62,9 @@ class Sim:
                 return int(line.split()[1]) * 1024
         return 0
 
-    def get(self, path: str, token: str, accept: str = "application/json", **query: str) -> tuple[int, bytes]:
-        response = self.http.request(
+    def _stream(self, path: str, token: str, accept: str, query: dict[str, str]) -> urllib3.BaseHTTPResponse:
+        """A GET whose body is read by the caller (in 1 MiB chunks), then its connection released."""
+        return self.http.request(
             "GET",
             self.url + path,
             fields=query or None,
@@ -71,20 +72,16 @@ class Sim:
             preload_content=False,
             timeout=urllib3.Timeout(connect=5, read=600),
         )
+
+    def get(self, path: str, token: str, accept: str = "application/json", **query: str) -> tuple[int, bytes]:
+        response = self._stream(path, token, accept, query)
         body = b"".join(response.stream(1 << 20))
         response.release_conn()
         return response.status, body
 
     def get_size(self, path: str, token: str, accept: str, **query: str) -> tuple[int, str]:
         """Stream a body, keeping only its size and its continue token (the tail of the JSON)."""
-        response = self.http.request(
-            "GET",
-            self.url + path,
-            fields=query or None,
-            headers={"Authorization": f"Bearer {token}", "Accept": accept},
-            preload_content=False,
-            timeout=urllib3.Timeout(connect=5, read=600),
-        )
+        response = self._stream(path, token, accept, query)
         size, head = 0, b""
         for chunk in response.stream(1 << 20):
             if not size:
