@@ -153,6 +153,8 @@ class ListPage:
 
     metadata: Json
     items: Iterator[Json]
+    complete: bool = False
+    """The items are every matching object (no continue token, no limit): the same for the same store."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +200,7 @@ def list_page(
     metadata: Json = {"resourceVersion": str(rv)}
     records = store.iter_from(start, namespace=namespace)
     if limit is None:
-        return ListPage(metadata, (obj for _, obj in _matching(records, render, options)))
+        return ListPage(metadata, (obj for _, obj in _matching(records, render, options)), complete=not start)
     page: list[Json] = []
     last: Record | None = None
     for record, obj in _matching(records, render, options):

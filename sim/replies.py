@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from sim.kinds import Kind
+from sim.listcache import ListCache
 from sim.listing import (
     ListContext,
     ListOptions,
+    ListPage,
     Representation,
     content_type,
     encode_items,
@@ -58,8 +60,14 @@ def read_objects(
     accept: str,
     context: ListContext,
     chunk_bytes: int,
+    cache: ListCache | None = None,
+    render_key: Hashable = None,
 ) -> Reply:
-    """GET of one object or a list of `kind` from `store` (other verbs: 405)."""
+    """GET of one object or a list of `kind` from `store` (other verbs: 405).
+
+    With a `cache`, a whole list's encoded items are kept (`sim/listcache.py`); `render_key` must
+    then name everything `render` reads besides the record.
+    """
     if method != "GET":
         raise method_not_allowed()
     if query.get("watch") in {"1", "true"}:
@@ -77,11 +85,35 @@ def read_objects(
     page = list_page(store, render, options, context, namespace=namespace)
     head = list_head(kind, representation, page.metadata)
     chunks = _list_chunks(head, page, representation, chunk_bytes, typed_items=kind.custom_resource)
+    if cache is not None and page.complete:
+        selectors = (query.get("labelSelector", ""), query.get("fieldSelector", ""))
+        chunks = _through_cache(
+            chunks, cache, lambda: (store.version, render_key, namespace, representation, *selectors)
+        )
     return Reply(200, content_type(representation, single=False), chunks)
 
 
 def _list_chunks(
-    head: bytes, page: Any, representation: Representation, chunk_bytes: int, *, typed_items: bool
-) -> Iterable[bytes]:
+    head: bytes, page: ListPage, representation: Representation, chunk_bytes: int, *, typed_items: bool
+) -> Iterator[bytes]:
     yield head
     yield from encode_items(page.items, representation, chunk_bytes=chunk_bytes, typed_items=typed_items)
+
+
+def _through_cache(chunks: Iterator[bytes], cache: ListCache, key: Callable[[], Hashable]) -> Iterator[bytes]:
+    """A whole list's chunks with its items from `cache`, or into it when they fit one chunk."""
+    yield next(chunks)  # the head, made for this request
+    entry = key()  # taken as the items are produced, so it names the state they show
+    items = cache.get(entry)
+    if items is not None:
+        yield items
+        return
+    first = next(chunks)
+    following = next(chunks, None)
+    if following is None:
+        cache.put(entry, first)
+        yield first
+        return
+    yield first
+    yield following
+    yield from chunks

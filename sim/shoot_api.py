@@ -78,4 +78,6 @@ def handle_shoot(sim: Simulator, key: str, request: ApiRequest) -> Reply:
             contents.resource_version, contents.compacted_rv, sim.clock.time(), sim.settings.continue_ttl_seconds
         ),
         chunk_bytes=sim.settings.chunk_bytes,
+        cache=sim.list_cache,
+        render_key=shoot,
     )

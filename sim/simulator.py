@@ -14,6 +14,7 @@ from sim.clock import Clock
 from sim.faults import FaultTable
 from sim.generate import DEFAULT_PROFILE, ContentProfile
 from sim.kubeconfig import Json, kubeconfig
+from sim.listcache import ListCache
 from sim.requestlog import RequestLog
 from sim.tls import TlsMaterial, generate_tls
 from sim.world import World
@@ -36,6 +37,8 @@ class SimSettings:
     """How long a continue token stays valid (etcd compacts every five minutes)."""
     chunk_bytes: int = 256 * 1024
     """Size of the pieces a long list is streamed in."""
+    list_cache_bytes: int = 64 * 1024 * 1024
+    """Bound of the encoded shoot lists kept between requests (`sim/listcache.py`); 0 keeps none."""
 
 
 class Simulator:
@@ -53,6 +56,7 @@ class Simulator:
         self.tokens = Tokens()
         self.faults = FaultTable()
         self.requests = RequestLog()
+        self.list_cache = ListCache(self.settings.list_cache_bytes)
         self.tls = tls or generate_tls((self.settings.host,))
         self.base_url = ""  # known once bound
 
@@ -68,6 +72,7 @@ class Simulator:
         """The generated world, no faults, no minted credentials, an empty log, the real time."""
         self.faults.clear()
         self.world.reset()
+        self.list_cache.clear()
         self.tokens.forget_minted()
         self.requests.clear()
         self.clock.reset()

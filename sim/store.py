@@ -6,12 +6,14 @@ bucket sorted by name, so a page can start anywhere by bisection, whatever the s
 150,000-pod shoot pages as cheaply as a small one). Records are immutable; changing one means
 putting its replacement. Iteration copies one bucket at a time, so a change made between two
 pages of a streamed response never breaks the iteration (it may show up, as in an inconsistent
-list).
+list). `Store.version` names the store's current contents, so what is derived from them (an encoded
+list, see `sim/listcache.py`) can be kept until they change.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import Generic, Protocol, TypeVar
 
@@ -36,6 +38,9 @@ def record_key(namespace: str, name: str) -> str:
 
 R = TypeVar("R", bound=Record)
 
+# One sequence for every store of the process: no two stores, and no two states of one store, share a version.
+_versions = itertools.count(1)
+
 
 class Store(Generic[R]):
     """Records of one kind, ordered by namespace, then name."""
@@ -45,6 +50,8 @@ class Store(Generic[R]):
         self._records: dict[str, list[R]] = {}
         self._namespaces: list[str] = []
         self._count = 0
+        self.version = next(_versions)
+        """Changes on every put and delete; unique to this store's current contents in this process."""
         for record in records:
             self.put(record)
 
@@ -53,6 +60,7 @@ class Store(Generic[R]):
 
     def put(self, record: R) -> None:
         """Insert `record`, or replace the one with the same namespace and name."""
+        self.version = next(_versions)
         names = self._names.get(record.namespace)
         if names is None:
             bisect.insort(self._namespaces, record.namespace, key=_bucket_prefix)
@@ -84,6 +92,7 @@ class Store(Generic[R]):
         index = bisect.bisect_left(names, name)
         if index >= len(names) or names[index] != name:
             return None
+        self.version = next(_versions)
         names.pop(index)
         record = self._records[namespace].pop(index)
         self._count -= 1

@@ -13,6 +13,7 @@ from kubernetes import client as kubernetes_client
 from kubernetes.client.exceptions import ApiException
 
 from services.common.naming import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL, worker_name
+from sim.kubeconfig import kubeconfig, to_yaml
 from tests.fixtures.sim import SimUnderTest, status_body
 
 # The client's models declare almost every field Optional, and raw (`_preload_content=False`)
@@ -313,3 +314,11 @@ def test_projects_and_project_namespaces_are_served(sim: SimUnderTest) -> None:
     assert all(p["spec"]["namespace"] == f"garden-{p['metadata']['name']}" for p in projects)
     namespaces = client.CoreV1Api(sim.garden_client()).list_namespace().items
     assert {n.metadata.name for n in namespaces} == {f"garden-{s.project}" for s in sim.fleet.shoots}
+
+
+@pytest.mark.parametrize("key", ["acme--web", "yes--no", "1--2", "a: b--#c", "é--'q\"", "x--" + "y" * 200])
+def test_a_minted_kubeconfig_is_the_document_safe_dump_writes(key: str) -> None:
+    config = kubeconfig(
+        name=f"{key}-external", server=f"https://127.0.0.1:1/shoots/{key}", ca_pem=b"-" * 900, token=key, user=key
+    )
+    assert to_yaml(config) == yaml.safe_dump(config, sort_keys=False).encode()
