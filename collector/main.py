@@ -42,6 +42,7 @@ from collector.ledger import SOURCES
 from collector.readers import ClusterReader, GardenReader, MockReader
 from collector.reconcile import ReconcileLoop
 from collector.settings import Settings
+from services.common import eventloop
 from services.common.db import make_pool, require_schema
 from services.common.errors import Unavailable
 from services.common.logs import configure_logging
@@ -247,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911 - one exit code per outcome  # noqa: PLR0911 - one exit code per outcome
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911 - one exit code per outcome
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env(os.environ)
@@ -259,10 +260,13 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911 - one exit code
     configure_logging(settings.log_level, json=args.command in (None, "run") or not interactive)
     try:
         if args.command in (None, "run"):
-            return asyncio.run(serve(settings))
+            return eventloop.run(serve(settings), event_loop=settings.event_loop)
         if args.command == "collect":
-            return asyncio.run(collect(settings, args.cluster, sys.stdout, sys.stderr if interactive else None))
-        return asyncio.run(_reconcile_command(settings))
+            return eventloop.run(
+                collect(settings, args.cluster, sys.stdout, sys.stderr if interactive else None),
+                event_loop=settings.event_loop,
+            )
+        return eventloop.run(_reconcile_command(settings), event_loop=settings.event_loop)
     except Unavailable as e:
         logger.error("cannot start: %s", e.message)
         return EXIT_FAILED

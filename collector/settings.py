@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.common.eventloop import DEFAULT_EVENT_LOOP, event_loop_from_env
 from services.common.settings import (
     DatabaseSettings,
     SettingsError,
@@ -114,6 +115,8 @@ class Settings:
     health: HealthSettings = field(default_factory=HealthSettings)
     log_level: str = "info"
     """LOG_LEVEL: debug, info, warning or error."""
+    event_loop: str = DEFAULT_EVENT_LOOP
+    """EVENT_LOOP: `uvloop` or `asyncio` (services/common/eventloop.py)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -150,4 +153,5 @@ class Settings:
                 port=env_int(env, "HEALTH_PORT", 8097, minimum=0),
             ),
             log_level=env_choice(env, "LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
+            event_loop=event_loop_from_env(env),
         )

@@ -20,6 +20,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from services.common import eventloop
+from services.common.eventloop import EVENT_LOOPS, event_loop_from_env
 from services.common.settings import SettingsError, env_float, env_int, env_str
 from sim.fleets import FLEET_NAMES, fleet_of_organizations, huge_fleet, named_fleet
 from sim.generate import DEFAULT_PROFILE
@@ -62,6 +64,12 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         type=float,
         default=env_float(env, "FLEET_SIM_LATENCY_SECONDS", 0.0, minimum=0.0),
         help="seconds added to every API answer",
+    )
+    parser.add_argument(
+        "--event-loop",
+        choices=EVENT_LOOPS,
+        default=event_loop_from_env(env),
+        help="uvloop (default) or the standard asyncio loop",
     )
     parser.add_argument(
         "--state-dir",
@@ -129,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             server.control.object_counts(key)
     logger.info("fleet ready in %.1f s", time.monotonic() - started)
     try:
-        asyncio.run(serve(server, args))
+        eventloop.run(serve(server, args), event_loop=args.event_loop)
     except OSError as error:
         print(f"fleet-sim: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)  # noqa: T201
         return 1

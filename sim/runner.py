@@ -21,6 +21,7 @@ import orjson
 from aiohttp import web
 
 from db.seed.model import Fleet
+from services.common.eventloop import DEFAULT_EVENT_LOOP, loop_factory
 from sim.control import SimControl
 from sim.generate import DEFAULT_PROFILE, ContentProfile
 from sim.kubeconfig import to_yaml
@@ -143,13 +144,14 @@ class SimServer:
 
     # --- in a background thread -----------------------------------------------------------------
 
-    def start_in_thread(self, timeout_seconds: float = 30.0) -> None:
-        """Serve on a fresh event loop in a daemon thread; returns once the port is listening."""
+    def start_in_thread(self, timeout_seconds: float = 30.0, *, event_loop: str = DEFAULT_EVENT_LOOP) -> None:
+        """Serve on a fresh event loop (EVENT_LOOP's choices) in a daemon thread; returns once the port is listening."""
+        new_loop = loop_factory(event_loop) or asyncio.new_event_loop
         started = threading.Event()
         failure: list[BaseException] = []
 
         def serve() -> None:
-            loop = asyncio.new_event_loop()
+            loop = new_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
             try:

@@ -27,7 +27,7 @@ import yaml
 from collector.inventory import in_shard
 from collector.main import collect, main
 from collector.settings import Settings, Shard
-from tests.fixtures.collector import WORKER_ROLE
+from tests.fixtures.collector import SHOOT_FAULTS, WORKER_ROLE
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 
@@ -226,6 +226,50 @@ async def test_collect_prints_a_summary_and_fails_when_a_cluster_fails(
     assert "FAILED (forbidden)" in out.getvalue() and "403" in out.getvalue()
 
     assert await collect(settings, ["no-such-cluster"], io.StringIO(), None) == 2
+
+
+def test_the_worker_on_uvloop_names_every_fault(
+    sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str]
+) -> None:
+    """The process runs on uvloop (EVENT_LOOP's default) and the in-process fault tests on the standard
+    loop: one `collect` over shoots that each carry a different fault must name every one the same way.
+    (The kill -9 and SIGTERM tests run whole rounds of healthy shoots on uvloop.)"""
+    with sim_database.admin() as admin:
+        names = {
+            str(cid): str(name)
+            for cid, name in admin.execute(
+                "SELECT c.id::text, o.name || '/' || c.name FROM tenant.clusters c"
+                " JOIN tenant.organizations o ON o.id = c.organization_id"
+            ).fetchall()
+        }
+    ready, served = ready_ids(sim_database), serving_labels(sim)
+    collectable = sorted(cid for cid in names if cid in ready and cid in served)
+    assert len(collectable) >= len(SHOOT_FAULTS), "the test fleet has a shoot for every fault"
+    victims = dict(zip(collectable, SHOOT_FAULTS, strict=False))
+    keys = {s.cluster_label: s.key for s in sim.shoots(lambda s: s.cluster_label in victims)}
+    env = {**worker_env, "INVENTORY_TIMEOUT": "1.5", "INVENTORY_WORKERS": str(len(victims))}
+    env.pop("EVENT_LOOP", None)
+    args = [arg for cid in victims for arg in ("--cluster", cid)]
+    try:
+        for cid, (fault, resource, _, _) in victims.items():
+            sim.control.fault(keys[cid], fault, resource=resource, seconds=10.0 if fault == "latency" else 0.0)
+        done = subprocess.run(
+            [sys.executable, "-m", "collector.main", "collect", *args],
+            cwd=PROJECT,
+            env=env,
+            capture_output=True,
+            timeout=WAIT_SECONDS,
+            check=False,
+        )
+    finally:
+        sim.control.clear_faults()
+    out = done.stdout.decode()
+    assert done.returncode == 1, done.stderr.decode()[-2000:]
+    lines = {line.split()[0]: line for line in out.splitlines() if line.split() and line.split()[0] in names.values()}
+    for cid, (fault, _, reasons, says) in victims.items():
+        line = lines[names[cid]]
+        assert any(f"FAILED ({reason})" in line for reason in reasons.split("|")), (fault, line)
+        assert any(part in line for part in says.split("|")), (fault, line)
 
 
 @pytest.mark.parametrize(

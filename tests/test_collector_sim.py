@@ -17,6 +17,7 @@ from collector.inventory import ClusterResult
 from services.common.naming import worker_name
 from sim.auth import TokenKind
 from sim.expected import ExpectedShoot
+from tests.fixtures.collector import SHOOT_FAULTS as FAULTS
 from tests.fixtures.collector import Collector, shoot_key_of
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
@@ -128,20 +129,6 @@ async def test_the_world_changing_between_rounds_is_followed(
 def _tenant_names(sim: SimUnderTest, key: str) -> dict[str, str | None]:
     contents = sim.server.sim.world.contents(key)
     return {ns.name: ns.namespace_id for ns in contents.namespaces.iter_from()}
-
-
-FAULTS = [
-    ("unauthorized", None, "unauthorized", "401"),
-    ("forbidden", None, "forbidden", "403"),
-    ("server_error", None, "server_error", "500"),
-    ("gone", None, "gone", "410"),
-    ("not_found", "pods", "not_found", "404"),
-    ("truncated", "pods", "bad_response", "cut off"),
-    ("malformed", "nodes", "bad_response", "JSON"),
-    ("reset", None, "bad_response|connection_failed", ""),
-    ("hang", "nodes", "timeout", "INVENTORY_TIMEOUT|no complete answer within 1.5 s"),
-    ("latency", None, "timeout", "INVENTORY_TIMEOUT|no complete answer within 1.5 s"),
-]
 
 
 @pytest.mark.parametrize("sim_collector", [{"timeout_seconds": 1.5}], indirect=True)

@@ -1,0 +1,41 @@
+"""The event loop a long-running asyncio process runs on (`EVENT_LOOP`).
+
+uvloop by default: the collector and fleet-sim spend most of their CPU in the event loop, TLS and
+HTTP handling, and uvloop runs the loop and its TLS transport in C where the standard loop runs them
+in Python (about a tenth of the worker's CPU per cluster and a fifth of the simulator's, measured by
+bench.collector_fanout; docs/collector.md). `asyncio` keeps the standard loop, e.g. to rule the loop
+out when chasing a bug. The APIs are not affected: grpc.aio and uvicorn run on the standard loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, TypeVar
+
+import uvloop
+
+from services.common.settings import env_choice
+
+T = TypeVar("T")
+
+EVENT_LOOPS = ("uvloop", "asyncio")
+DEFAULT_EVENT_LOOP = "uvloop"
+
+
+def event_loop_from_env(env: Mapping[str, str]) -> str:
+    """`EVENT_LOOP`: `uvloop` (default) or `asyncio`. Raises SettingsError for anything else."""
+    return env_choice(env, "EVENT_LOOP", DEFAULT_EVENT_LOOP, EVENT_LOOPS)
+
+
+def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """What `asyncio.Runner` builds its loop with; None is the standard loop."""
+    if name not in EVENT_LOOPS:
+        raise ValueError(f"unknown event loop {name!r}: expected one of {', '.join(EVENT_LOOPS)}")
+    return uvloop.new_event_loop if name == "uvloop" else None
+
+
+def run(main: Coroutine[Any, Any, T], *, event_loop: str = DEFAULT_EVENT_LOOP) -> T:
+    """`asyncio.run(main)` on the named event loop."""
+    with asyncio.Runner(loop_factory=loop_factory(event_loop)) as runner:
+        return runner.run(main)
