@@ -280,6 +280,7 @@ def test_the_worker_on_uvloop_names_every_fault(
         ("INVENTORY_CREDENTIAL", "root", "INVENTORY_CREDENTIAL='root': expected one of admin, viewer"),
         ("GARDENER_KUBECONFIG", "/no/such/file", "GARDENER_KUBECONFIG='/no/such/file': no such file"),
         ("INVENTORY_TIMEOUT", "soon", "INVENTORY_TIMEOUT='soon': expected a number"),
+        ("EVENT_LOOP", "tokio", "EVENT_LOOP='tokio': expected one of uvloop, asyncio"),
     ],
 )
 def test_bad_settings_are_named_and_refused(

@@ -36,6 +36,11 @@ def loop_factory(name: str) -> Callable[[], asyncio.AbstractEventLoop] | None:
 
 
 def run(main: Coroutine[Any, Any, T], *, event_loop: str = DEFAULT_EVENT_LOOP) -> T:
-    """`asyncio.run(main)` on the named event loop."""
-    with asyncio.Runner(loop_factory=loop_factory(event_loop)) as runner:
+    """`asyncio.run(main)` on the named event loop. Raises ValueError for an unknown loop."""
+    try:
+        factory = loop_factory(event_loop)
+    except ValueError:
+        main.close()  # never started: no "never awaited" warning on top of the error
+        raise
+    with asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(main)
