@@ -140,6 +140,16 @@ def ready_ids(database: TestDatabase) -> set[str]:
     return {str(r[0]) for r in rows}
 
 
+def cluster_names(database: TestDatabase) -> dict[str, str]:
+    """Every cluster's id with its `organization/name`, as `collect` prints it."""
+    with database.admin() as admin:
+        rows = admin.execute(
+            "SELECT c.id::text, o.name || '/' || c.name FROM tenant.clusters c"
+            " JOIN tenant.organizations o ON o.id = c.organization_id"
+        ).fetchall()
+    return {str(cid): str(name) for cid, name in rows}
+
+
 def serving_labels(sim: SimUnderTest) -> set[str]:
     return {s.cluster_label for s in sim.shoots(lambda s: s.serving and not s.deleting)}
 
@@ -201,14 +211,7 @@ def test_health_port_and_graceful_sigterm(sim: SimUnderTest, worker_env: dict[st
 async def test_collect_prints_a_summary_and_fails_when_a_cluster_fails(
     sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str]
 ) -> None:
-    with sim_database.admin() as admin:
-        ids = {
-            str(name): str(cid)
-            for name, cid in admin.execute(
-                "SELECT o.name || '/' || c.name, c.id::text FROM tenant.clusters c"
-                " JOIN tenant.organizations o ON o.id = c.organization_id"
-            ).fetchall()
-        }
+    ids = {name: cid for cid, name in cluster_names(sim_database).items()}
     ready, served = ready_ids(sim_database), serving_labels(sim)
     good = sorted(name for name, cid in ids.items() if cid in ready and cid in served)[0]
     settings = Settings.from_env(worker_env)
@@ -234,14 +237,7 @@ def test_the_worker_on_uvloop_names_every_fault(
     """The process runs on uvloop (EVENT_LOOP's default) and the in-process fault tests on the standard
     loop: one `collect` over shoots that each carry a different fault must name every one the same way.
     (The kill -9 and SIGTERM tests run whole rounds of healthy shoots on uvloop.)"""
-    with sim_database.admin() as admin:
-        names = {
-            str(cid): str(name)
-            for cid, name in admin.execute(
-                "SELECT c.id::text, o.name || '/' || c.name FROM tenant.clusters c"
-                " JOIN tenant.organizations o ON o.id = c.organization_id"
-            ).fetchall()
-        }
+    names = cluster_names(sim_database)
     ready, served = ready_ids(sim_database), serving_labels(sim)
     collectable = sorted(cid for cid in names if cid in ready and cid in served)
     assert len(collectable) >= len(SHOOT_FAULTS), "the test fleet has a shoot for every fault"
