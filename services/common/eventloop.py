@@ -2,7 +2,7 @@
 
 uvloop by default: the collector and fleet-sim spend most of their CPU in the event loop, TLS and
 HTTP handling, and uvloop runs the loop and its TLS transport in C where the standard loop runs them
-in Python (about a tenth of the worker's CPU per cluster and a fifth of the simulator's, measured by
+in Python (9-14 % less worker CPU per cluster and about a fifth less simulator CPU, measured by
 bench.collector_fanout; docs/collector.md). `asyncio` keeps the standard loop, e.g. to rule the loop
 out when chasing a bug. The APIs are not affected: grpc.aio and uvicorn run on the standard loop.
 """
