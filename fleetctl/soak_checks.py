@@ -29,6 +29,10 @@ ALLOWED_CODES = frozenset({"ok", "unavailable"})
 MAX_DETAILS = 8
 
 
+# A row's start and optional end: a finding's first_detected and resolved, a ledger row's created and destroyed.
+Lifetime = tuple[datetime, datetime | None]
+
+
 @dataclass(frozen=True)
 class Sample:
     """The stored state at one moment: ids with the times that must never go back or vanish."""
@@ -36,9 +40,9 @@ class Sample:
     taken: datetime
     snapshots: Mapping[str, Mapping[str, datetime | None]]
     """Per snapshot table: row id -> observed."""
-    findings: Mapping[str, tuple[datetime, datetime | None]]
+    findings: Mapping[str, Lifetime]
     """Finding id -> (first_detected, resolved)."""
-    ledger: Mapping[str, tuple[datetime, datetime | None]]
+    ledger: Mapping[str, Lifetime]
     """Ledger row id -> (created, destroyed)."""
     duplicates: Sequence[str] = ()
     """Resources with two or more active ledger rows."""
@@ -72,6 +76,28 @@ class Violation:
     text: str
 
 
+def _lifetimes_kept(
+    kind: str,
+    noun: str,
+    columns: tuple[str, str],
+    before: Mapping[str, Lifetime],
+    after: Mapping[str, Lifetime],
+) -> list[Violation]:
+    """Rows with a start and an optional end: none deleted, the start never changed, a set end kept."""
+    found: list[Violation] = []
+    start_column, end_column = columns
+    for row_id, (start, end) in before.items():
+        if row_id not in after:
+            found.append(Violation(kind, f"{noun} {row_id} was deleted"))
+            continue
+        start_now, end_now = after[row_id]
+        if start_now != start:
+            found.append(Violation(kind, f"{noun} {row_id}: {start_column} {start} -> {start_now}"))
+        if end is not None and end_now != end:
+            found.append(Violation(kind, f"{noun} {row_id}: {end_column} {end} -> {end_now}"))
+    return found
+
+
 def compare(before: Sample, after: Sample) -> list[Violation]:
     """Everything `after` breaks relative to `before`: rows gone, times moved back, states undone."""
     found: list[Violation] = []
@@ -82,24 +108,8 @@ def compare(before: Sample, after: Sample) -> list[Violation]:
                 found.append(Violation("snapshot", f"{table} row {row_id} disappeared"))
             elif observed is not None and (now[row_id] is None or now[row_id] < observed):  # type: ignore[operator]
                 found.append(Violation("snapshot", f"{table} row {row_id}: observed {observed} -> {now[row_id]}"))
-    for finding_id, (first, resolved) in before.findings.items():
-        if finding_id not in after.findings:
-            found.append(Violation("finding", f"finding {finding_id} was deleted"))
-            continue
-        first_now, resolved_now = after.findings[finding_id]
-        if first_now != first:
-            found.append(Violation("finding", f"finding {finding_id}: first_detected {first} -> {first_now}"))
-        if resolved is not None and resolved_now != resolved:
-            found.append(Violation("finding", f"finding {finding_id}: resolved {resolved} -> {resolved_now}"))
-    for row_id, (created, destroyed) in before.ledger.items():
-        if row_id not in after.ledger:
-            found.append(Violation("ledger", f"ledger row {row_id} was deleted"))
-            continue
-        created_now, destroyed_now = after.ledger[row_id]
-        if created_now != created:
-            found.append(Violation("ledger", f"ledger row {row_id}: created {created} -> {created_now}"))
-        if destroyed is not None and destroyed_now != destroyed:
-            found.append(Violation("ledger", f"ledger row {row_id}: destroyed {destroyed} -> {destroyed_now}"))
+    found += _lifetimes_kept("finding", "finding", ("first_detected", "resolved"), before.findings, after.findings)
+    found += _lifetimes_kept("ledger", "ledger row", ("created", "destroyed"), before.ledger, after.ledger)
     found += [Violation("duplicate", f"duplicate active ledger rows: {text}") for text in after.duplicates]
     return found
 
