@@ -153,7 +153,10 @@ class EmbeddedPostgres:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if _is_root():
             os.chown(self.data_dir, NOBODY_UID, NOBODY_GID)
-            os.chown(self._runtime, NOBODY_UID, NOBODY_GID)
+            # The server runs in the data dir's parent; hand that over only when `nobody` could not
+            # enter it, never a shared one such as /tmp (`fleet db up --data-dir /tmp/pg`).
+            if not _reachable_by_nobody(self._runtime):
+                os.chown(self._runtime, NOBODY_UID, NOBODY_GID)
         self.data_dir.chmod(0o700)
         args = ["initdb", "-D", str(self.data_dir), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C.UTF-8"]
         if self.fast:
