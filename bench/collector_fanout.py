@@ -1,6 +1,7 @@
 """Benchmark: one inventory round over 2,000 shoots with 50 ms per API call and 64 workers (issue 7).
 
     .venv/bin/python -m bench.collector_fanout [--shoots 2000] [--workers 64] [--latency 0.05] [--dsn DSN]
+        [--event-loop uvloop|asyncio] [--gc-threshold 10000]
 
 The ideal round takes clusters x calls per cluster x latency / workers: every call waits out its
 latency and nothing else costs time. This builds a fleet of about 2,500 clusters into PostgreSQL (a
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import logging
 import os
 import resource
@@ -38,6 +40,7 @@ from db.seed.model import Fleet
 from services.common import eventloop
 from services.common.db import make_pool
 from services.common.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
+from services.common.garbage_collection import DEFAULT_GC_THRESHOLD, PYTHON_GC_THRESHOLD, set_gc_threshold
 from services.common.naming import CLUSTER_ID_LABEL
 from services.common.settings import DatabaseSettings
 
@@ -53,8 +56,9 @@ def bench_fleet(shoots: int, seed: int) -> Fleet:
     return generate(FleetSize("fanout", organizations, CLUSTERS_PER_ORGANIZATION, 1, 1, 1, 0.3), seed)
 
 
-def serve_sim(state_dir: Path, shoots: int, seed: int, latency: float, event_loop: str) -> None:
-    """Run fleet-sim with the benchmark's fleet until terminated (the child process)."""
+def serve_sim(state_dir: Path, shoots: int, seed: int, latency: float, event_loop: str, gc_threshold: int) -> None:
+    """Run fleet-sim with the benchmark's fleet until terminated (the child process), set up as `fleet-sim` sets
+    itself up."""
     from sim.generate import ContentProfile  # noqa: PLC0415 - only the child process serves the simulator
     from sim.runner import SimServer  # noqa: PLC0415
     from sim.simulator import SimSettings  # noqa: PLC0415
@@ -72,6 +76,7 @@ def serve_sim(state_dir: Path, shoots: int, seed: int, latency: float, event_loo
         await server.start()
         await asyncio.Event().wait()
 
+    set_gc_threshold(gc_threshold)
     eventloop.run(serve(), event_loop=event_loop)
 
 
@@ -100,6 +105,29 @@ def server_cpu_seconds(postmaster: int | None) -> float:
     return total
 
 
+class GcTimer:
+    """Collections of Python's cyclic garbage collector in this process, and the time they took."""
+
+    def __init__(self) -> None:
+        self.collections = 0
+        self.seconds = 0.0
+        self._started = 0.0
+
+    def __enter__(self) -> GcTimer:
+        gc.callbacks.append(self._on_gc)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._on_gc)
+
+    def _on_gc(self, phase: str, _info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.collections += 1
+            self.seconds += time.perf_counter() - self._started
+
+
 def cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -110,6 +138,7 @@ def report(
     summary: RoundSummary,
     wall: float,
     cpu: tuple[float, float, float],
+    collected_garbage: GcTimer,
     minted: int,
     workers: int,
     latency: float,
@@ -131,6 +160,8 @@ def report(
         f"ideal {ideal:6.2f} s  measured {wall:6.2f} s  ratio {ratio:4.2f}\n"
         f"       CPU: worker {cpu[0]:6.2f} s, simulator {cpu[1]:6.2f} s, PostgreSQL {cpu[2]:6.2f} s; "
         f"per cluster: median {durations[len(durations) // 2]:.2f} s, max {durations[-1]:.2f} s\n"
+        f"       worker's garbage collector: {collected_garbage.collections} collections, "
+        f"{collected_garbage.seconds:.2f} s\n"
         f"       CPU floor of the ratio: the worker's CPU alone {worker_floor:4.2f}, "
         f"all three processes over {min(cores, 3)} cores {machine_floor:4.2f}"
     )
@@ -145,6 +176,8 @@ def report(
             f"{name}_worker_cpu_seconds": cpu[0],
             f"{name}_simulator_cpu_seconds": cpu[1],
             f"{name}_postgres_cpu_seconds": cpu[2],
+            f"{name}_worker_gc_collections": collected_garbage.collections,
+            f"{name}_worker_gc_seconds": collected_garbage.seconds,
             f"{name}_worker_cpu_floor_ratio": worker_floor,
             f"{name}_machine_cpu_floor_ratio": machine_floor,
         }
@@ -189,7 +222,8 @@ async def measure(
             sim_pid, postmaster = pids
             cpu, sim_cpu, pg_cpu = cpu_seconds(), process_cpu_seconds(sim_pid), server_cpu_seconds(postmaster)
             started = time.perf_counter()
-            summary = await loop.run_once(clusters)
+            with GcTimer() as collected_garbage:
+                summary = await loop.run_once(clusters)
             wall = time.perf_counter() - started
             minted = sum(credentials.minted.values()) - before_minted
             spent = (
@@ -197,7 +231,7 @@ async def measure(
                 process_cpu_seconds(sim_pid) - sim_cpu,
                 server_cpu_seconds(postmaster) - pg_cpu,
             )
-            ratios.append(report(name, summary, wall, spent, minted, workers, latency, figures))
+            ratios.append(report(name, summary, wall, spent, collected_garbage, minted, workers, latency, figures))
     finally:
         await gardener.close()
         await pool.close()
@@ -214,12 +248,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--event-loop", choices=EVENT_LOOPS, default=DEFAULT_EVENT_LOOP, help="of the worker and the simulator"
     )
+    parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        default=DEFAULT_GC_THRESHOLD,
+        help=f"of the worker and the simulator, as GC_THRESHOLD (Python's own: {PYTHON_GC_THRESHOLD})",
+    )
     parser.add_argument("--dsn", help="a superuser DSN of a server to use instead of a throwaway embedded one")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--serve-sim", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_sim is not None:
-        serve_sim(args.serve_sim, args.shoots, args.seed, args.latency, args.event_loop)
+        serve_sim(args.serve_sim, args.shoots, args.seed, args.latency, args.event_loop, args.gc_threshold)
         return 0
     logging.basicConfig(level=logging.ERROR)
     fleet = bench_fleet(args.shoots, args.seed)
@@ -236,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
                 str(args.latency),
                 "--event-loop",
                 args.event_loop,
+                "--gc-threshold",
+                str(args.gc_threshold),
             ),
             name="fanout",
         ) as (kubeconfig, sim_pid),
@@ -243,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         worker_dsn = worker_database(superuser, DATABASE, fleet)
         figures: dict[str, float] = {"workers": args.workers, "latency_seconds": args.latency}
         figures["uvloop"] = float(args.event_loop == "uvloop")
+        figures["gc_threshold"] = args.gc_threshold
+        set_gc_threshold(args.gc_threshold)  # as cluster-worker sets itself up; the fleet was built before
         ok = eventloop.run(
             measure(worker_dsn, kubeconfig, (sim_pid, postmaster), args.shoots, args.workers, args.latency, figures),
             event_loop=args.event_loop,

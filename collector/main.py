@@ -45,6 +45,7 @@ from collector.settings import Settings
 from services.common import eventloop
 from services.common.db import make_pool, require_schema
 from services.common.errors import Unavailable
+from services.common.garbage_collection import set_gc_threshold
 from services.common.logs import configure_logging
 from services.common.serving import Readiness
 from services.common.settings import SettingsError
@@ -255,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911 - one exit code
     except SettingsError as e:
         print(f"cluster-worker: {e}", file=sys.stderr)  # noqa: T201 - before logging is configured
         return EXIT_USAGE
+    set_gc_threshold(settings.gc_threshold)
     interactive = sys.stderr.isatty()
     # The long-running loop always logs JSON; a command run by hand logs plain lines to a terminal.
     configure_logging(settings.log_level, json=args.command in (None, "run") or not interactive)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.common.eventloop import DEFAULT_EVENT_LOOP, event_loop_from_env
+from services.common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env
 from services.common.settings import (
     DatabaseSettings,
     SettingsError,
@@ -117,6 +118,8 @@ class Settings:
     """LOG_LEVEL: debug, info, warning or error."""
     event_loop: str = DEFAULT_EVENT_LOOP
     """EVENT_LOOP: `uvloop` or `asyncio` (services/common/eventloop.py)."""
+    gc_threshold: int = DEFAULT_GC_THRESHOLD
+    """GC_THRESHOLD: allocations between first-generation collections (services/common/garbage_collection.py)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -154,4 +157,5 @@ class Settings:
             ),
             log_level=env_choice(env, "LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
             event_loop=event_loop_from_env(env),
+            gc_threshold=gc_threshold_from_env(env),
         )

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from services.common import eventloop
 from services.common.eventloop import EVENT_LOOPS, event_loop_from_env
+from services.common.garbage_collection import gc_threshold_from_env, set_gc_threshold
 from services.common.settings import SettingsError, env_float, env_int, env_str
 from sim.fleets import FLEET_NAMES, fleet_of_organizations, huge_fleet, named_fleet
 from sim.generate import DEFAULT_PROFILE
@@ -72,6 +73,12 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="uvloop (default) or the standard asyncio loop",
     )
     parser.add_argument(
+        "--gc-threshold",
+        type=int,
+        default=gc_threshold_from_env(env),
+        help="allocations between Python's first-generation collections (default 10000; 0: off)",
+    )
+    parser.add_argument(
         "--state-dir",
         type=Path,
         default=Path(env_str(env, "FLEET_SIM_STATE_DIR", str(PROJECT_DIR / ".fleet" / "sim"))),
@@ -119,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fleet-sim: {error}", file=sys.stderr)  # noqa: T201
         return 2
     args = parser.parse_args(argv)
+    if args.gc_threshold < 0:
+        parser.error(f"--gc-threshold {args.gc_threshold}: must be at least 0")
     settings = SimSettings(host=args.host, port=args.port, latency_seconds=args.latency)
     started = time.monotonic()
     if args.huge_shoot:
@@ -136,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         for key in server.control.shoot_keys():
             server.control.object_counts(key)
     logger.info("fleet ready in %.1f s", time.monotonic() - started)
+    set_gc_threshold(args.gc_threshold)
     try:
         eventloop.run(serve(server, args), event_loop=args.event_loop)
     except OSError as error:

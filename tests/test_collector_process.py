@@ -6,7 +6,9 @@ database, configured only through its environment, as in a Deployment.
 
 from __future__ import annotations
 
+import gc
 import io
+import logging
 import os
 import queue
 import signal
@@ -277,6 +279,7 @@ def test_the_worker_on_uvloop_names_every_fault(
         ("GARDENER_KUBECONFIG", "/no/such/file", "GARDENER_KUBECONFIG='/no/such/file': no such file"),
         ("INVENTORY_TIMEOUT", "soon", "INVENTORY_TIMEOUT='soon': expected a number"),
         ("EVENT_LOOP", "tokio", "EVENT_LOOP='tokio': expected one of uvloop, asyncio"),
+        ("GC_THRESHOLD", "-1", "GC_THRESHOLD='-1': must be at least 0"),
     ],
 )
 def test_bad_settings_are_named_and_refused(
@@ -290,3 +293,18 @@ def test_bad_settings_are_named_and_refused(
     monkeypatch.setenv(variable, value)
     assert main([]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_worker_sets_the_gc_threshold_it_is_given(
+    monkeypatch: pytest.MonkeyPatch, worker_env: dict[str, str]
+) -> None:
+    for name, value in {**worker_env, "GC_THRESHOLD": "12345", "LOG_LEVEL": "error"}.items():
+        monkeypatch.setenv(name, value)
+    root = logging.getLogger()
+    before = gc.get_threshold(), root.handlers[:], root.level
+    try:
+        assert main(["collect", "--cluster", "no-such-cluster"]) == 2
+        assert gc.get_threshold() == (12_345, *before[0][1:])
+    finally:
+        gc.set_threshold(*before[0])
+        root.handlers[:], root.level = before[1], before[2]

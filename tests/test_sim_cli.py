@@ -109,6 +109,7 @@ def test_the_huge_shoot_mode_serves_one_shoot_at_kubernetes_limits(tmp_path: Pat
     [
         ({"FLEET_SIM_PORT": "many"}, "FLEET_SIM_PORT"),
         ({"FLEET_SIM_LATENCY_SECONDS": "-1"}, "FLEET_SIM_LATENCY_SECONDS"),
+        ({"GC_THRESHOLD": "often"}, "GC_THRESHOLD='often': expected a whole number"),
     ],
 )
 def test_bad_settings_are_refused_with_the_variable_named(tmp_path: Path, env: dict[str, str], message: str) -> None:
