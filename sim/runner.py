@@ -150,24 +150,25 @@ class SimServer:
         started = threading.Event()
         failure: list[BaseException] = []
 
+        async def until_stopped(stop: asyncio.Event) -> None:
+            await stop.wait()
+            await self.stop()
+
         def serve() -> None:
-            loop = new_loop()
-            self._loop = loop
-            asyncio.set_event_loop(loop)
-            try:
-                self._stop = asyncio.Event()
-                loop.run_until_complete(self.start())
-            except BaseException as error:  # reported to the starting thread
-                failure.append(error)
+            # The runner cancels what is still running when it closes: a request handler still
+            # sleeping out its latency is cancelled rather than destroyed pending with the loop.
+            with asyncio.Runner(loop_factory=new_loop) as runner:
+                self._loop = runner.get_loop()
+                asyncio.set_event_loop(self._loop)
+                self._stop = stop = asyncio.Event()
+                try:
+                    runner.run(self.start())
+                except BaseException as error:  # reported to the starting thread
+                    failure.append(error)
+                    started.set()
+                    return
                 started.set()
-                loop.close()
-                return
-            started.set()
-            try:
-                loop.run_until_complete(self._stop.wait())
-                loop.run_until_complete(self.stop())
-            finally:
-                loop.close()
+                runner.run(until_stopped(stop))
 
         self._thread = threading.Thread(target=serve, name="fleet-sim", daemon=True)
         self._thread.start()
