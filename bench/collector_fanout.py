@@ -73,10 +73,10 @@ def serve_sim(state_dir: Path, shoots: int, seed: int, latency: float, event_loo
             profile=profile,
             state_dir=state_dir,
         )
+        set_gc_threshold(gc_threshold)  # after the fleet is built, as in fleet-sim's main
         await server.start()
         await asyncio.Event().wait()
 
-    set_gc_threshold(gc_threshold)
     eventloop.run(serve(), event_loop=event_loop)
 
 
@@ -258,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--serve-sim", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.gc_threshold < 1:
+        parser.error(f"--gc-threshold {args.gc_threshold}: must be at least 1")
     if args.serve_sim is not None:
         serve_sim(args.serve_sim, args.shoots, args.seed, args.latency, args.event_loop, args.gc_threshold)
         return 0

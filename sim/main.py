@@ -76,7 +76,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         "--gc-threshold",
         type=int,
         default=gc_threshold_from_env(env),
-        help="allocations between Python's first-generation collections (default 10000; 0: off)",
+        help="net allocations between Python's first-generation collections (default 10000)",
     )
     parser.add_argument(
         "--state-dir",
@@ -126,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fleet-sim: {error}", file=sys.stderr)  # noqa: T201
         return 2
     args = parser.parse_args(argv)
-    if args.gc_threshold < 0:
-        parser.error(f"--gc-threshold {args.gc_threshold}: must be at least 0")
+    if args.gc_threshold < 1:
+        parser.error(f"--gc-threshold {args.gc_threshold}: must be at least 1")
     settings = SimSettings(host=args.host, port=args.port, latency_seconds=args.latency)
     started = time.monotonic()
     if args.huge_shoot:

@@ -157,18 +157,20 @@ class SimServer:
         def serve() -> None:
             # The runner cancels what is still running when it closes: a request handler still
             # sleeping out its latency is cancelled rather than destroyed pending with the loop.
-            with asyncio.Runner(loop_factory=new_loop) as runner:
-                self._loop = runner.get_loop()
-                asyncio.set_event_loop(self._loop)
-                self._stop = stop = asyncio.Event()
-                try:
+            try:
+                with asyncio.Runner(loop_factory=new_loop) as runner:
+                    self._loop = runner.get_loop()
+                    asyncio.set_event_loop(self._loop)
+                    self._stop = stop = asyncio.Event()
                     runner.run(self.start())
-                except BaseException as error:  # reported to the starting thread
-                    failure.append(error)
                     started.set()
-                    return
+                    runner.run(until_stopped(stop))
+            except BaseException as error:
+                if started.is_set():
+                    raise
+                failure.append(error)  # reported to the starting thread
+                self._loop = self._stop = None
                 started.set()
-                runner.run(until_stopped(stop))
 
         self._thread = threading.Thread(target=serve, name="fleet-sim", daemon=True)
         self._thread.start()
@@ -181,6 +183,9 @@ class SimServer:
         loop, stop, thread = self._loop, self._stop, self._thread
         if loop is None or stop is None or thread is None:
             return
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(timeout_seconds)
+        if thread.is_alive():
+            loop.call_soon_threadsafe(stop.set)
+            thread.join(timeout_seconds)
+            if thread.is_alive():
+                raise TimeoutError(f"fleet-sim did not stop within {timeout_seconds} s")
         self._thread = None

@@ -32,7 +32,8 @@ PROJECT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 async def own_server() -> AsyncIterator[EmbeddedPostgres]:
-    # Durable, not `fast`: the outage below is a crash, and a crash keeps only flushed commits.
+    # Not `fast`: the outage below is a crash, and with `fast`'s synchronous_commit=off a crash loses
+    # the commits of the last moments (round one's, even the migrations) whose WAL was not yet written.
     server = EmbeddedPostgres(runtime_root(PROJECT) / f"test-outage-{os.getpid()}")
     await asyncio.to_thread(server.start)
     try:

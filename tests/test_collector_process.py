@@ -279,7 +279,7 @@ def test_the_worker_on_uvloop_names_every_fault(
         ("GARDENER_KUBECONFIG", "/no/such/file", "GARDENER_KUBECONFIG='/no/such/file': no such file"),
         ("INVENTORY_TIMEOUT", "soon", "INVENTORY_TIMEOUT='soon': expected a number"),
         ("EVENT_LOOP", "tokio", "EVENT_LOOP='tokio': expected one of uvloop, asyncio"),
-        ("GC_THRESHOLD", "-1", "GC_THRESHOLD='-1': must be at least 0"),
+        ("GC_THRESHOLD", "0", "GC_THRESHOLD='0': must be at least 1"),
     ],
 )
 def test_bad_settings_are_named_and_refused(
@@ -300,11 +300,15 @@ def test_the_worker_sets_the_gc_threshold_it_is_given(
 ) -> None:
     for name, value in {**worker_env, "GC_THRESHOLD": "12345", "LOG_LEVEL": "error"}.items():
         monkeypatch.setenv(name, value)
-    root = logging.getLogger()
-    before = gc.get_threshold(), root.handlers[:], root.level
+    root, access = logging.getLogger(), logging.getLogger("uvicorn.access")
+    before = gc.get_threshold(), root.handlers[:], root.level, access.level
     try:
         assert main(["collect", "--cluster", "no-such-cluster"]) == 2
         assert gc.get_threshold() == (12_345, *before[0][1:])
     finally:
         gc.set_threshold(*before[0])
+        for handler in root.handlers:
+            if handler not in before[1]:
+                handler.close()
         root.handlers[:], root.level = before[1], before[2]
+        access.setLevel(before[3])

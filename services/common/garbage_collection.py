@@ -2,11 +2,12 @@
 
 Both processes turn JSON into short-lived dicts and lists all day, and nearly all of them die by
 reference counting, without ever being part of a cycle. At Python's default first-generation
-threshold (700 allocations) the collector still walks them over and over: in an inventory round over
-2,000 shoots it ran about 1,300 times and took 2.0-2.3 s of the worker's 14-15 s of CPU. At 10,000
-it runs about 40 times and takes 0.2-0.3 s, and the rare real cycles (exceptions with their
-tracebacks, closed connections) are still collected (bench.collector_fanout, docs/collector.md).
-The older generations keep Python's defaults. The APIs are not affected.
+threshold (700 more container allocations than deallocations) the collector still walks them over
+and over: in an inventory round over 2,000 shoots it ran 1,300-1,460 times and took 2.0-2.6 s of the
+worker's 14.4-18.8 s of CPU. At 10,000 it runs about 40 times and takes 0.2 s, and the rare real
+cycles (exceptions with their tracebacks, closed connections) are still collected
+(bench.collector_fanout, docs/collector.md). The older generations keep Python's defaults. The APIs
+are not affected.
 """
 
 from __future__ import annotations
@@ -17,19 +18,20 @@ from collections.abc import Mapping
 from services.common.settings import env_int
 
 DEFAULT_GC_THRESHOLD = 10_000
-PYTHON_GC_THRESHOLD = 700
-"""Python's own first-generation threshold, for comparing against."""
+PYTHON_GC_THRESHOLD = gc.get_threshold()[0]
+"""The interpreter's own first-generation threshold (700 on CPython 3.11), for comparing against."""
 
 
 def gc_threshold_from_env(env: Mapping[str, str]) -> int:
-    """`GC_THRESHOLD`: allocations between first-generation collections; 0 turns automatic collection
-    off. Raises SettingsError for anything but a whole number of at least 0."""
-    return env_int(env, "GC_THRESHOLD", DEFAULT_GC_THRESHOLD, minimum=0)
+    """`GC_THRESHOLD`: net container allocations between first-generation collections, at least 1 (0,
+    which would turn automatic collection off, is refused: a long-running process would keep every
+    cycle). Raises SettingsError for anything else."""
+    return env_int(env, "GC_THRESHOLD", DEFAULT_GC_THRESHOLD, minimum=1)
 
 
 def set_gc_threshold(threshold: int) -> None:
-    """Collect the first generation every `threshold` allocations; the older generations keep theirs."""
-    if threshold < 0:
-        raise ValueError(f"a GC threshold is at least 0, not {threshold}")
+    """Collect the first generation every `threshold` net allocations; the older generations keep theirs."""
+    if threshold < 1:
+        raise ValueError(f"a GC threshold is at least 1, not {threshold}")
     _, older, oldest = gc.get_threshold()
     gc.set_threshold(threshold, older, oldest)
