@@ -146,7 +146,7 @@ class SimServer:
 
     def start_in_thread(self, timeout_seconds: float = 30.0, *, event_loop: str = DEFAULT_EVENT_LOOP) -> None:
         """Serve on a fresh event loop (EVENT_LOOP's choices) in a daemon thread; returns once the port is listening."""
-        new_loop = loop_factory(event_loop) or asyncio.new_event_loop
+        factory = loop_factory(event_loop)  # an unknown loop is refused here, in the caller's thread
         started = threading.Event()
         failure: list[BaseException] = []
 
@@ -158,7 +158,7 @@ class SimServer:
             # The runner cancels what is still running when it closes: a request handler still
             # sleeping out its latency is cancelled rather than destroyed pending with the loop.
             try:
-                with asyncio.Runner(loop_factory=new_loop) as runner:
+                with asyncio.Runner(loop_factory=factory) as runner:
                     self._loop = runner.get_loop()
                     asyncio.set_event_loop(self._loop)
                     self._stop = stop = asyncio.Event()
