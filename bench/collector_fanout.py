@@ -35,14 +35,14 @@ from collector.kube import garden_client
 from collector.ledger import SOURCES
 from collector.readers import GardenReader
 from collector.settings import InventorySettings
+from common import eventloop
+from common.database import make_pool
+from common.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
+from common.garbage_collection import DEFAULT_GC_THRESHOLD, PYTHON_GC_THRESHOLD, set_gc_threshold
+from common.labels import CLUSTER_ID_LABEL
+from common.settings import DatabaseSettings
 from db.seed.generate import FleetSize, generate
 from db.seed.model import Fleet
-from services.common import eventloop
-from services.common.db import make_pool
-from services.common.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
-from services.common.garbage_collection import DEFAULT_GC_THRESHOLD, PYTHON_GC_THRESHOLD, set_gc_threshold
-from services.common.naming import CLUSTER_ID_LABEL
-from services.common.settings import DatabaseSettings
 
 DATABASE = "fleet_bench_fanout"
 TARGET_RATIO = 1.5

@@ -49,9 +49,9 @@ from psycopg import sql
 
 from bench.common import kept_postgres
 from bench.overview_function import SCALE, prepare
+from common.database import load_queries
 from db.migrate import available
 from services.common.auth import DcimTokenRules, mint_token
-from services.common.db import load_queries
 from services.fleet.app import running_fleet_api
 from services.fleet.settings import FleetSettings
 

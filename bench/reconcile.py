@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import module_command, postgres, simulator_process, worker_database
-from collector.drift import CLUSTER_ID_LABEL
 from collector.gardener import RealGardener
 from collector.kube import garden_client
 from collector.reconcile import ReconcileLoop
+from common.database import make_pool
+from common.labels import CLUSTER_ID_LABEL
+from common.settings import DatabaseSettings
 from db.seed.generate import FleetSize, generate
 from db.seed.model import Fleet
-from services.common.db import make_pool
-from services.common.settings import DatabaseSettings
 
 DATABASE = "fleet_bench_reconcile"
 TARGET_RATIO = 3.0

@@ -7,7 +7,7 @@ resolved) is the store's business (`reconcile_store.py`), decided in SQL against
 
 The five kinds are an explicit registry (`KINDS`), each with its subject and its rule. Every finding's
 `details` says what was expected and what was observed, so a reader needs no second query to see
-why it exists. Cluster readiness and "updating" come from `services.common.clusterstatus`, the one
+why it exists. Cluster readiness and "updating" come from `common.clusterstatus`, the one
 definition of DESIGN.md §4.
 """
 
@@ -15,32 +15,20 @@ from __future__ import annotations
 
 import functools
 import re
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, TypeAlias
 from uuid import UUID
 
-from services.common.clusterstatus import cluster_status, is_ready, is_updating
+from common import drift_kinds
+from common.clusterstatus import cluster_status, is_ready, is_updating
+from common.labels import CLUSTER_ID_LABEL, parse_id_label
 
 JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
 
-CLUSTER_ID_LABEL = "fundament.io/cluster-id"
-ORGANIZATION_ID_LABEL = "fundament.io/organization-id"
-
 # major.minor, an optional patch, an optional pre-release or build suffix; a leading "v" is tolerated.
 _VERSION = re.compile(r"^v?(?P<major>\d+)\.(?P<minor>\d+)(?:\.\d+)?(?:[-+][0-9A-Za-z.+-]*)?$")
-
-
-def parse_uuid(text: str | None) -> UUID | None:
-    """`text` as a UUID, or None when it is absent or not one (a label may hold anything)."""
-    if text is None:
-        return None
-    try:
-        return uuid.UUID(text.strip())
-    except ValueError:
-        return None
 
 
 @functools.lru_cache(maxsize=1024)  # a fleet runs a handful of versions, compared thousands of times
@@ -85,8 +73,8 @@ class ShootObservation:
 
     def __post_init__(self) -> None:
         # Parsed once here so the rules and the store agree on what "the cluster id" of a shoot is.
-        object.__setattr__(self, "cluster_id", parse_uuid(self.cluster_label))
-        object.__setattr__(self, "organization_id", parse_uuid(self.organization_label))
+        object.__setattr__(self, "cluster_id", parse_id_label(self.cluster_label))
+        object.__setattr__(self, "organization_id", parse_id_label(self.organization_label))
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,7 +193,7 @@ def orphan_shoots(world: Observed) -> Iterator[Finding]:
             continue
         reason = "the label is not a UUID" if shoot.cluster_id is None else "no cluster row has this id"
         yield Finding(
-            kind="orphan_shoot",
+            kind=drift_kinds.ORPHAN_SHOOT,
             subject=str(shoot.uid),
             cluster_id=None,
             shoot_uid=shoot.uid,
@@ -237,7 +225,7 @@ def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
         else:
             reason = "the cluster's shoot was confirmed deleted, yet Gardener still lists it"
         yield Finding(
-            kind="shoot_of_deleted_cluster",
+            kind=drift_kinds.SHOOT_OF_DELETED_CLUSTER,
             subject=str(shoot.uid),
             cluster_id=cluster.id,
             shoot_uid=shoot.uid,
@@ -258,7 +246,7 @@ def missing_shoots(world: Observed) -> Iterator[Finding]:
         if shoots or cluster.deleted is not None or not cluster.latest_sync_completed:
             continue
         yield Finding(
-            kind="missing_shoot",
+            kind=drift_kinds.MISSING_SHOOT,
             subject=str(cluster.id),
             cluster_id=cluster.id,
             shoot_uid=None,
@@ -309,7 +297,7 @@ def version_mismatches(world: Observed) -> Iterator[Finding]:
         if problems:
             details["unparseable"] = problems
         yield Finding(
-            kind="version_mismatch",
+            kind=drift_kinds.VERSION_MISMATCH,
             subject=str(cluster.id),
             cluster_id=cluster.id,
             shoot_uid=disagreeing[0].uid,
@@ -329,7 +317,7 @@ def organization_mismatches(world: Observed) -> Iterator[Finding]:
         else:
             reason = "the organization label names another organization than the cluster's"
         yield Finding(
-            kind="organization_mismatch",
+            kind=drift_kinds.ORGANIZATION_MISMATCH,
             subject=str(shoot.uid),
             cluster_id=cluster.id,
             shoot_uid=shoot.uid,
@@ -352,26 +340,34 @@ class DriftKind:
     rule: Callable[[Observed], Iterator[Finding]]
 
 
-# The registry of DESIGN.md §9, in the table's order. The ids are the values the database's CHECK allows.
+# The registry, in the order of common.drift_kinds (whose ids are what the database's CHECK allows).
 KINDS: tuple[DriftKind, ...] = (
     DriftKind(
-        "orphan_shoot", "shoot uid", "the shoot's cluster id matches no cluster row (or is not a UUID)", orphan_shoots
+        drift_kinds.ORPHAN_SHOOT,
+        "shoot uid",
+        "the shoot's cluster id matches no cluster row (or is not a UUID)",
+        orphan_shoots,
     ),
     DriftKind(
-        "shoot_of_deleted_cluster",
+        drift_kinds.SHOOT_OF_DELETED_CLUSTER,
         "shoot uid",
         "the shoot belongs to a deleted cluster whose deletion is not under way (confirmed, failed, never begun)",
         shoots_of_deleted_clusters,
     ),
-    DriftKind("missing_shoot", "cluster id", "a live cluster whose latest sync completed has no shoot", missing_shoots),
     DriftKind(
-        "version_mismatch",
+        drift_kinds.MISSING_SHOOT,
+        "cluster id",
+        "a live cluster whose latest sync completed has no shoot",
+        missing_shoots,
+    ),
+    DriftKind(
+        drift_kinds.VERSION_MISMATCH,
         "cluster id",
         "a ready, not updating, synced cluster runs another minor version than the database holds",
         version_mismatches,
     ),
     DriftKind(
-        "organization_mismatch",
+        drift_kinds.ORGANIZATION_MISMATCH,
         "shoot uid",
         "the shoot's organization label names another organization than its cluster's",
         organization_mismatches,

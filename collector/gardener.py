@@ -28,10 +28,9 @@ from uuid import UUID
 from collector import inventory_metrics as metrics
 from collector.credential import Credential, credential_from_kubeconfig
 from collector.kube import BadResponse, KubeClient
+from common.clock import Clock, utc_now
 
 logger = logging.getLogger(__name__)
-
-Clock = Callable[[], datetime]
 
 SHOOTS = "/apis/core.gardener.cloud/v1beta1/shoots"
 _SUBRESOURCE = {
@@ -40,10 +39,6 @@ _SUBRESOURCE = {
 }
 # Gardener refuses credentials asked to live less than 10 minutes (reference notes 4.4).
 MIN_LIFETIME_SECONDS = 600
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True, slots=True)

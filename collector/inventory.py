@@ -22,7 +22,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -37,14 +37,9 @@ from collector.ledger import LedgerCounts, TypeCounts, Unlisted, add_counts
 from collector.readers import ClusterReader, CollectError
 from collector.settings import InventorySettings, Shard
 from collector.shoot import Reading
+from common.clock import Clock, utc_now
 
 logger = logging.getLogger(__name__)
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 def in_shard(cluster_id: UUID, shard: Shard) -> bool:

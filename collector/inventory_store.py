@@ -23,8 +23,8 @@ from psycopg.types.json import Jsonb
 from collector.gardener import MockShootRow
 from collector.ledger import ActiveRow, LedgerCounts, LedgerPlan, TypeCounts, listed_types, plan
 from collector.shoot import Reading
-from services.common.db import Query, load_queries
-from services.common.naming import worker_name
+from common.database import Query, load_queries
+from common.naming import worker_name
 
 _QUERIES = load_queries(Path(__file__).with_name("inventory.sql"))
 

@@ -34,21 +34,21 @@ from collector.gardener import (
     MockShootRow,
     RealGardener,
     renew_margin,
-    utc_now,
 )
-from collector.inventory import Clock, InventoryLoop
+from collector.inventory import InventoryLoop
 from collector.kube import KubeError, garden_client
 from collector.ledger import SOURCES
 from collector.readers import ClusterReader, GardenReader, MockReader
 from collector.reconcile import ReconcileLoop
 from collector.settings import Settings
-from services.common import eventloop
-from services.common.db import make_pool, require_schema
-from services.common.errors import Unavailable
-from services.common.garbage_collection import set_gc_threshold
-from services.common.logs import configure_logging
-from services.common.serving import Readiness
-from services.common.settings import SettingsError
+from common import eventloop
+from common.clock import Clock, utc_now
+from common.database import make_pool, require_schema
+from common.errors import DatabaseUnavailable, SchemaTooOld
+from common.garbage_collection import set_gc_threshold
+from common.health import Readiness, health_server
+from common.logs import configure_logging
+from common.settings import SettingsError
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class Worker:
 async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIterator[Worker]:
     """Open the pool (checking the schema) and the Gardener client; close both at the end.
 
-    Raises Unavailable when the database cannot be reached or its schema is too old, and
+    Raises DatabaseUnavailable when the database cannot be reached, SchemaTooOld when its schema is too old, and
     collector.kube.KubeError when the garden kubeconfig cannot be loaded.
     """
     pool: AsyncConnectionPool[Any] = make_pool(settings.database, application_name=f"cluster-worker-{settings.mode}")
@@ -85,7 +85,7 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
         await pool.open(wait=True, timeout=settings.database.connect_timeout_seconds)
     except Exception as e:
         await pool.close()
-        raise Unavailable(f"cannot connect to the database: {type(e).__name__}") from e
+        raise DatabaseUnavailable(f"cannot connect to the database: {type(e).__name__}") from e
     try:
         await require_schema(pool)
         if settings.gardener.mode == "real" and settings.gardener.kubeconfig is not None:
@@ -167,7 +167,6 @@ async def serve(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    from collector.health import HealthServer  # noqa: PLC0415 - uvicorn is needed by the loop only
 
     async with open_worker(settings) as worker:
         pool = worker.pool
@@ -177,8 +176,9 @@ async def serve(settings: Settings) -> int:
             return True
 
         runner = build_inventory(worker) if settings.mode == "inventory" else build_reconcile(worker)
-        health = HealthServer(settings.health, Readiness(database_ready))
+        health = health_server(Readiness(database_ready), settings.health.host, settings.health.port)
         await health.start()
+        logger.info("health port listening", extra={"address": f"{health.host}:{health.port}"})
         logger.info("cluster-worker started", extra={"mode": settings.mode, "gardener": settings.gardener.mode})
         try:
             await runner.run(stop)
@@ -269,8 +269,8 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911 - one exit code
                 event_loop=settings.event_loop,
             )
         return eventloop.run(_reconcile_command(settings), event_loop=settings.event_loop)
-    except Unavailable as e:
-        logger.error("cannot start: %s", e.message)
+    except (DatabaseUnavailable, SchemaTooOld) as e:
+        logger.error("cannot start: %s", e)
         return EXIT_FAILED
     except KubeError as e:
         logger.error("cannot reach the garden: %s", e)

@@ -24,7 +24,8 @@ from collector.inventory_store import ClusterRow
 from collector.kube import KubeError, Unauthorized, shoot_client
 from collector.ledger import Discovered, LedgerSource, SourceResult
 from collector.shoot import Reading, read_shoot
-from services.common.naming import CLUSTER_ID_LABEL, worker_name
+from common.labels import CLUSTER_ID_LABEL
+from common.naming import worker_name
 
 logger = logging.getLogger(__name__)
 

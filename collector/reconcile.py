@@ -14,34 +14,21 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol
 
 from psycopg_pool import AsyncConnectionPool
 
 from collector import reconcile_metrics as metrics
 from collector import reconcile_store as store
-from collector.drift import (
-    CLUSTER_ID_LABEL,
-    KIND_IDS,
-    ORGANIZATION_ID_LABEL,
-    JsonValue,
-    Observed,
-    ShootObservation,
-    find_drift,
-    parse_uuid,
-)
+from collector.drift import KIND_IDS, JsonValue, Observed, ShootObservation, find_drift
 from collector.liststream import gc_paused
+from common.clock import Clock, utc_now
+from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL, parse_id_label
 
 logger = logging.getLogger(__name__)
-
-Clock = Callable[[], datetime]
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class ShootLister(Protocol):
@@ -67,7 +54,7 @@ def observe_shoot(obj: Mapping[str, Any]) -> ShootObservation:
         raise MalformedShoot("a listed shoot has no metadata")
     name = _text(metadata.get("name")) or ""
     namespace = _text(metadata.get("namespace")) or ""
-    uid = parse_uuid(_text(metadata.get("uid")))
+    uid = parse_id_label(_text(metadata.get("uid")))
     if uid is None or not name or not namespace:
         raise MalformedShoot(f"shoot {namespace}/{name}: no usable uid, name or namespace")
     created_raw = _text(metadata.get("creationTimestamp"))

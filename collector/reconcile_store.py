@@ -22,7 +22,7 @@ from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from collector.drift import ClusterFacts, Finding, JsonValue, ShootObservation
-from services.common.db import Query, load_queries
+from common.database import Query, load_queries
 
 _QUERIES = load_queries(Path(__file__).with_name("reconcile.sql"))
 

@@ -13,16 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.common.eventloop import DEFAULT_EVENT_LOOP, event_loop_from_env
-from services.common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env
-from services.common.settings import (
-    DatabaseSettings,
-    SettingsError,
-    env_choice,
-    env_float,
-    env_int,
-    env_str,
-)
+from common.eventloop import DEFAULT_EVENT_LOOP, event_loop_from_env
+from common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env
+from common.settings import LOG_LEVELS, DatabaseSettings, SettingsError, env_choice, env_float, env_int, env_str
 
 ROLE = "fun_cluster_worker"
 WORKER_MODES = ("inventory", "reconcile")
@@ -117,9 +110,9 @@ class Settings:
     log_level: str = "info"
     """LOG_LEVEL: debug, info, warning or error."""
     event_loop: str = DEFAULT_EVENT_LOOP
-    """EVENT_LOOP: `uvloop` or `asyncio` (services/common/eventloop.py)."""
+    """EVENT_LOOP: `uvloop` or `asyncio` (common/eventloop.py)."""
     gc_threshold: int = DEFAULT_GC_THRESHOLD
-    """GC_THRESHOLD: allocations between first-generation collections (services/common/garbage_collection.py)."""
+    """GC_THRESHOLD: allocations between first-generation collections (common/garbage_collection.py)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -155,7 +148,7 @@ class Settings:
                 host=env_str(env, "BIND_HOST", "127.0.0.1"),
                 port=env_int(env, "HEALTH_PORT", 8097, minimum=0),
             ),
-            log_level=env_choice(env, "LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
+            log_level=env_choice(env, "LOG_LEVEL", "info", LOG_LEVELS),
             event_loop=event_loop_from_env(env),
             gc_threshold=gc_threshold_from_env(env),
         )

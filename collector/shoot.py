@@ -12,7 +12,7 @@ batch as the body streams in (collector/liststream.py) and never kept: a node be
 integers, a pod one count.
 
 Nodes are grouped onto node pools by the label `worker.gardener.cloud/pool`, whose value is the
-worker name `services.common.naming.worker_name` derives from the pool name. Nodes of a pool the
+worker name `common.naming.worker_name` derives from the pool name. Nodes of a pool the
 database does not know still count for the cluster.
 
 A failure of nodes, namespaces or pods fails the whole reading (nothing is stored). A ledger
@@ -33,7 +33,7 @@ from uuid import UUID
 from collector.kube import METADATA_LIST, BadResponse, KubeClient, KubeError, KubeObject
 from collector.ledger import NODES_PATH, Discovered, LedgerSource, SourceResult, Unlisted, sources_by_path
 from collector.quantity import millis, whole
-from services.common.naming import NAMESPACE_ID_LABEL, POOL_LABEL
+from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ each once, each in its own transaction, under a session advisory lock (two migra
 turns; the second finds nothing to do), recorded in `fleet_meta.schema_migrations`. Objects are
 created as `fun_owner`, so that role owns everything. After each file the version is also written
 into the comment of schema `tenant`, where every role can read it without any table grant
-(`services.common.db.schema_version`).
+(`common.database.schema_version`).
 """
 
 from __future__ import annotations

@@ -20,11 +20,11 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from common.settings import LOCAL_DATABASE_HOST, LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
 from db.embedded import EmbeddedPostgres, EmbeddedPostgresError, runtime_root
 from db.migrate import MigrationError, applied_versions, apply_roles, available, migrate
 from db.seed.generate import SIZES, iter_parts
 from db.seed.write import SeedError, WrittenCounts, analyze, write_parts
-from services.common.settings import LOCAL_DATABASE_HOST, LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
 
 logger = logging.getLogger(__name__)
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from common.settings import LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
 from db.seed.generate import generate
@@ -41,7 +42,6 @@ from fleetctl.db import seed as seed_database
 from fleetctl.processes import Supervisor, port_is_free, wait_for_port
 from fleetctl.webapp import bind_socket, console_app, dcim_app, serve_pages
 from services.common.auth import DcimTokenRules, mint_token
-from services.common.settings import LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
 from sim.derive import namespace_kube_name
 
 logger = logging.getLogger("fleet.demo")

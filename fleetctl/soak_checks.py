@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from services.common.db import load_queries
+from common.database import load_queries
 
 QUERIES = load_queries(Path(__file__).with_name("soak.sql"))
 SNAPSHOT_TABLES = ("cluster_snapshots", "node_pool_snapshots", "namespace_snapshots")

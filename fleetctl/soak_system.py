@@ -22,6 +22,7 @@ from fundament.fleet.v1 import fleet_pb2
 from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 from prometheus_client.parser import text_string_to_metric_families
 
+from common.settings import LOCAL_DATABASE_NAME
 from db.embedded import EmbeddedPostgres, free_port
 from db.migrate import fresh_database
 from db.seed.generate import generate
@@ -29,7 +30,6 @@ from fleetctl.db import seed as seed_database
 from fleetctl.demo import HOST, Demo, DemoPorts, DemoTimings
 from fleetctl.processes import Child, wait_for_port
 from fleetctl.soak_checks import QUERIES
-from services.common.settings import LOCAL_DATABASE_NAME
 
 SECOND_PUBLIC = "platform-public-api-2"
 INVENTORY = "cluster-worker-inventory"

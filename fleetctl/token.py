@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from common.settings import SettingsError, env_secret
 from services.common.auth import MIN_SECRET_BYTES, DcimTokenRules, canonical_uuid, mint_token
-from services.common.settings import SettingsError, env_secret
 
 # DCIM's own tokens live 24 hours (fundament-facts §5.2); a local token gets no more.
 MAX_TTL = timedelta(hours=24)

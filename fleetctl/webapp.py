@@ -16,7 +16,6 @@ the pages' text-only rendering could not run or send data elsewhere.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -25,7 +24,6 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, RedirectResponse, Response
@@ -33,7 +31,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from services.common.serving import QuietServer
+from common.health import HttpServer, bind_tcp
 
 logger = logging.getLogger(__name__)
 
@@ -167,10 +165,7 @@ def bind_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:
     Binding before building the app lets a caller learn the page's origin first, e.g. to allow it in
     an API's CORS settings and then hand the API's URL to the page.
     """
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    return sock
+    return bind_tcp(host, port)
 
 
 def socket_url(sock: socket.socket) -> str:
@@ -188,21 +183,10 @@ async def serve_pages(
     Uses `sock` when given (see `bind_socket`), else binds `host:port`. The socket is closed
     afterwards. Raises whatever stopped uvicorn if it could not start.
     """
-    sock = sock or bind_socket(host, port)
-    url = socket_url(sock)
-    config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=False, timeout_graceful_shutdown=2)
-    server = QuietServer(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
+    server = HttpServer(app, sock or bind_socket(host, port), name="page", graceful_seconds=2)
+    await server.start()
     try:
-        # uvicorn offers no start-up event; `started` flips once it accepts connections (as in ApiServer).
-        while not server.started:
-            if task.done():
-                await task
-                raise RuntimeError(f"the page server for {url} stopped during start-up")
-            await asyncio.sleep(0.01)
-        logger.info("serving pages", extra={"url": url})
-        yield url
+        logger.info("serving pages", extra={"url": server.url})
+        yield server.url
     finally:
-        server.should_exit = True
-        await task
-        sock.close()
+        await server.stop()

@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
+from common.naming import worker_name
 from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, ProjectSpec
-from services.common.naming import worker_name
 from sim import derive
 from sim.records import (
     CertificateRecord,

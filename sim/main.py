@@ -20,10 +20,10 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from services.common import eventloop
-from services.common.eventloop import EVENT_LOOPS, event_loop_from_env
-from services.common.garbage_collection import gc_threshold_from_env, set_gc_threshold
-from services.common.settings import SettingsError, env_float, env_int, env_str
+from common import eventloop
+from common.eventloop import EVENT_LOOPS, event_loop_from_env
+from common.garbage_collection import gc_threshold_from_env, set_gc_threshold
+from common.settings import SettingsError, env_float, env_int, env_str
 from sim.fleets import FLEET_NAMES, fleet_of_organizations, huge_fleet, named_fleet
 from sim.generate import DEFAULT_PROFILE
 from sim.runner import SimServer

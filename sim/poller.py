@@ -38,7 +38,7 @@ from typing import Any
 
 import aiohttp
 
-from services.common.naming import CLUSTER_ID_LABEL
+from common.labels import CLUSTER_ID_LABEL
 from sim.poller_queries import (
     ClusterStatusRow,
     DatabaseError,

@@ -11,7 +11,7 @@ from uuid import UUID
 import psycopg
 from psycopg.rows import class_row
 
-from services.common.db import load_queries
+from common.database import load_queries
 
 QUERIES = load_queries(Path(__file__).with_name("poller.sql"))
 DatabaseError = psycopg.Error

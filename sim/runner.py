@@ -20,8 +20,8 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
+from common.eventloop import DEFAULT_EVENT_LOOP, loop_factory
 from db.seed.model import Fleet
-from services.common.eventloop import DEFAULT_EVENT_LOOP, loop_factory
 from sim.control import SimControl
 from sim.generate import DEFAULT_PROFILE, ContentProfile
 from sim.kubeconfig import to_yaml

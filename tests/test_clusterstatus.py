@@ -12,15 +12,8 @@ from uuid import UUID
 import pytest
 from fundament.fleet.v1 import fleet_pb2
 
-from db.seed.model import SYSTEM_ORGANIZATION_ID
-from services.common.clusterstatus import (
-    ClusterStatus,
-    cluster_status,
-    is_ready,
-    is_stale,
-    is_updating,
-    needs_attention,
-)
+from common.clusterstatus import ClusterStatus, cluster_status, is_ready, is_stale, is_updating, needs_attention
+from common.organizations import SYSTEM_ORGANIZATION_ID
 
 S = ClusterStatus
 

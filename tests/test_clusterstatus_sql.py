@@ -13,8 +13,7 @@ from uuid import UUID
 
 import psycopg
 
-from db.seed.model import SYSTEM_ORGANIZATION_ID
-from services.common.clusterstatus import (
+from common.clusterstatus import (
     SHOOT_OPERATIONS,
     SHOOT_STATUSES,
     SYNC_STATUSES,
@@ -25,6 +24,7 @@ from services.common.clusterstatus import (
     is_updating,
     needs_attention,
 )
+from common.organizations import SYSTEM_ORGANIZATION_ID
 from tests.fixtures.postgres import TestDatabase
 
 ROLE = "fun_platform_admin_api"

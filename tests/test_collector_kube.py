@@ -35,7 +35,7 @@ from collector.kube import (
     garden_client,
     shoot_client,
 )
-from services.common.naming import CLUSTER_ID_LABEL
+from common.labels import CLUSTER_ID_LABEL
 from sim.tls import generate_tls
 from tests.fixtures.sim import SimUnderTest
 

@@ -27,7 +27,7 @@ from collector.ledger import SOURCES, Discovered
 from collector.readers import MockReader, mock_pod_count
 from collector.settings import InventorySettings, Shard
 from collector.shoot import Reading
-from services.common.naming import worker_name
+from common.naming import worker_name
 from tests.fixtures.collector import T0, World, make_world
 from tests.fixtures.postgres import TestDatabase
 

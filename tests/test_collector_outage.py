@@ -21,10 +21,10 @@ from collector.inventory import InventoryLoop
 from collector.ledger import SOURCES
 from collector.readers import MockReader
 from collector.settings import InventorySettings
+from common.database import make_pool
+from common.settings import DatabaseSettings
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
-from services.common.db import make_pool
-from services.common.settings import DatabaseSettings
 from tests.fixtures.collector import T0, WORKER_ROLE, make_world
 
 PROJECT = Path(__file__).resolve().parents[1]

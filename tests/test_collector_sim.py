@@ -14,7 +14,7 @@ import pytest
 from psycopg.rows import dict_row
 
 from collector.inventory import ClusterResult
-from services.common.naming import worker_name
+from common.naming import worker_name
 from sim.auth import TokenKind
 from sim.expected import ExpectedShoot
 from tests.fixtures.collector import SHOOT_FAULTS as FAULTS

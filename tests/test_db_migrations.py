@@ -19,9 +19,9 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 import db.migrate
+from common.database import SCHEMA_VERSION, require_schema
+from common.errors import SchemaTooOld
 from db.migrate import MigrationError, apply_roles, available, latest_version, migrate
-from services.common.db import SCHEMA_VERSION, require_schema
-from services.common.errors import Unavailable
 from tests.fixtures.postgres import PgServer, TestDatabase, drop_database
 
 T = TypeVar("T")
@@ -168,7 +168,7 @@ def test_misnamed_or_missing_files_are_refused(
 async def test_services_refuse_an_older_schema_with_a_clear_message(empty_database: TestDatabase) -> None:
     migrate(empty_database.dsn(), target=SCHEMA_VERSION - 1)
     async with AsyncConnectionPool(empty_database.dsn("fun_platform_public_api"), min_size=1, open=False) as pool:
-        with pytest.raises(Unavailable, match=rf"version {SCHEMA_VERSION - 1}, this release needs {SCHEMA_VERSION}"):
+        with pytest.raises(SchemaTooOld, match=rf"version {SCHEMA_VERSION - 1}, this release needs {SCHEMA_VERSION}"):
             await require_schema(pool)
     migrate(empty_database.dsn())
     async with AsyncConnectionPool(empty_database.dsn("fun_platform_public_api"), min_size=1, open=False) as pool:

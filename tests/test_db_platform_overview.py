@@ -15,7 +15,8 @@ import psycopg
 import pytest
 from psycopg import errors
 
-from db.seed.model import SYSTEM_ORGANIZATION_ID, Fleet
+from common.organizations import SYSTEM_ORGANIZATION_ID
+from db.seed.model import Fleet
 from tests.fixtures.postgres import TestDatabase
 
 PUBLIC_API = "fun_platform_public_api"

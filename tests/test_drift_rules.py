@@ -17,9 +17,9 @@ from collector.drift import (
     ShootObservation,
     find_drift,
     minor_version,
-    parse_uuid,
 )
-from db.seed.model import SYSTEM_ORGANIZATION_ID
+from common.labels import parse_id_label
+from common.organizations import SYSTEM_ORGANIZATION_ID
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 ORG = UUID("11111111-1111-4111-8111-111111111111")
@@ -382,8 +382,8 @@ def test_minor_version(version: str | None, minor: str | None) -> None:
         (None, None),
     ],
 )
-def test_parse_uuid(text: str | None, parsed: UUID | None) -> None:
-    assert parse_uuid(text) == parsed
+def test_parse_id_label(text: str | None, parsed: UUID | None) -> None:
+    assert parse_id_label(text) == parsed
 
 
 def test_shoot_observation_parses_its_labels_once() -> None:

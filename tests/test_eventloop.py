@@ -7,8 +7,8 @@ import asyncio
 import pytest
 import uvloop
 
-from services.common import eventloop
-from services.common.settings import SettingsError
+from common import eventloop
+from common.settings import SettingsError
 
 
 async def running_loop() -> asyncio.AbstractEventLoop:

@@ -1,7 +1,7 @@
 """ListClusters, GetCluster and GetFleetSummary against what the database holds, judged by clusterstatus.
 
 The truth here is computed in Python, from raw rows read as a superuser, with the one definition of
-status, readiness and staleness (`services.common.clusterstatus`); the service filters with the SQL
+status, readiness and staleness (`common.clusterstatus`); the service filters with the SQL
 twins and derives what it returns in Python, so these tests hold both to the same answer on a
 generated fleet that has every status. The service's clock is fixed at NOW (tests/fixtures/fleet_api.py).
 """
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from fundament.fleet.v1 import fleet_pb2
 
-from services.common import clusterstatus
-from services.common.clusterstatus import ClusterStatus
+from common import clusterstatus
+from common.clusterstatus import ClusterStatus
 from tests.fixtures.fleet_api import NOW, SYSTEM_ORGANIZATION, CallFailed, FleetApiUnderTest
 from tests.fixtures.postgres import TestDatabase
 

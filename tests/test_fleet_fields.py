@@ -16,7 +16,7 @@ import pytest
 from fundament.fleet.v1 import fleet_pb2
 from google.protobuf.json_format import MessageToDict
 
-from services.common import clusterstatus
+from common import clusterstatus
 from tests.fixtures.fleet_api import NOW, SYSTEM_ORGANIZATION, FleetApiUnderTest
 from tests.fixtures.postgres import TestDatabase
 from tests.test_fleet_clusters import Truth, list_all, proto_status, read_truth

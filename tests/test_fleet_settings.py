@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from services.common.settings import SettingsError, local_database_url
+from common.settings import SettingsError, local_database_url
 from services.fleet.settings import FleetSettings
 
 SECRET = "s" * 32
@@ -19,7 +19,7 @@ def test_defaults() -> None:
     assert settings.auth.secret == SECRET.encode()
     rules = settings.auth.token_rules()
     assert (rules.issuer, rules.audience, rules.leeway_seconds) == ("dcim-authn-api", "dcim-user", 30)
-    assert settings.log_level == "info"
+    assert settings.logging.level == "info"
     assert settings.http.origins == ()
     assert (settings.summary.cache_seconds, settings.summary.read_timeout_seconds) == (15.0, 10.0)
 
@@ -41,7 +41,7 @@ def test_every_variable_is_read() -> None:
     assert settings.database.url == "postgresql://fun_platform_admin_api@db:5432/fleet"
     assert (settings.http.http_port, settings.http.grpc_port) == (18081, 19091)
     assert settings.http.origins == ("https://dcim.example", "https://dcim.other.example")
-    assert settings.auth.leeway_seconds == 5 and settings.log_level == "debug"
+    assert settings.auth.leeway_seconds == 5 and settings.logging.level == "debug"
     assert (settings.summary.cache_seconds, settings.summary.read_timeout_seconds) == (0.0, 2.5)
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from services.common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env, set_gc_threshold
-from services.common.settings import SettingsError
+from common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env, set_gc_threshold
+from common.settings import SettingsError
 
 PROJECT = Path(__file__).resolve().parents[1]
 

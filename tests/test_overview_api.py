@@ -46,6 +46,8 @@ MAX_AGE = re.compile(r"^public, max-age=(\d+)$")
 PROCEDURE = {"service": "fundament.overview.v1.OverviewService", "method": "GetPlatformOverview"}
 UUID_TEXT = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
+STACK_LOGGER = "services.common.serving.request_stack"
+
 
 def max_age(cache_control: str) -> int:
     match = MAX_AGE.match(cache_control)
@@ -383,7 +385,9 @@ async def test_an_unreachable_database_means_not_ready_and_unavailable_without_c
                 await PROTOCOLS[name](endpoints, None)
             assert caught.value.code == "unavailable"
     failures = [
-        r for r in caplog.records if r.name == "services.common.serving" and r.getMessage().endswith("unavailable")
+        r
+        for r in caplog.records
+        if r.name == "services.common.serving.request_stack" and r.getMessage().endswith("unavailable")
     ]
     assert len(failures) == 3 and all(r.levelno == logging.INFO for r in failures)
 
@@ -396,7 +400,11 @@ async def test_successful_calls_are_logged_at_debug_only(
         await PROTOCOLS["grpc"](endpoints, None)
         caplog.set_level(logging.DEBUG, logger="services.common.serving")
         await PROTOCOLS["connect-get-json"](endpoints, None)
-    calls = [r for r in caplog.records if r.name == "services.common.serving" and r.getMessage().startswith("rpc ")]
+    calls = [
+        r
+        for r in caplog.records
+        if r.name == "services.common.serving.request_stack" and r.getMessage().startswith("rpc ")
+    ]
     assert [(r.levelno, getattr(r, "protocol", None)) for r in calls] == [(logging.DEBUG, "connect")]
 
 

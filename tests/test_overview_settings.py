@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.settings import SettingsError, local_database_url
+from common.settings import SettingsError, local_database_url
 from services.overview.settings import OverviewSettings
 
 

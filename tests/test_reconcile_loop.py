@@ -27,10 +27,10 @@ from collector.drift import KIND_IDS
 from collector.gardener import RealGardener
 from collector.kube import Gone, KubeError, ServerError, Timeout, garden_client
 from collector.reconcile import ReconcileLoop, ReconcileSummary
+from common.database import make_pool
+from common.settings import DatabaseSettings
 from db.seed.model import Fleet
 from db.seed.write import write_fleet
-from services.common.db import make_pool
-from services.common.settings import DatabaseSettings
 from sim.kubeconfig import to_yaml
 from sim.shoots import ShootState
 from tests.fixtures.postgres import TestDatabase

@@ -20,7 +20,7 @@ from psycopg.rows import dict_row
 
 from collector import reconcile_store as store
 from collector.drift import KIND_IDS, Observed, ShootObservation, find_drift
-from services.common.db import load_queries
+from common.database import load_queries
 from tests.fixtures.postgres import TestDatabase
 
 ROLE = "fun_cluster_worker"

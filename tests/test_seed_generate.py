@@ -7,18 +7,11 @@ from dataclasses import replace
 
 import pytest
 
+from common.clusterstatus import ClusterStatus, cluster_status
+from common.organizations import SYSTEM_ORGANIZATION_ID
 from db.seed.generate import ANCHOR, SIZES, generate, iter_parts, resolve_size
-from db.seed.model import (
-    SYSTEM_ORGANIZATION_ID,
-    ClusterSpec,
-    Fleet,
-    NamespaceSpec,
-    NodePoolSpec,
-    OrganizationSpec,
-    ProjectSpec,
-)
+from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, OrganizationSpec, ProjectSpec
 from db.seed.scenarios import SHAPES, Scenario
-from services.common.clusterstatus import ClusterStatus, cluster_status
 
 
 def status_of(cluster: ClusterSpec) -> ClusterStatus:

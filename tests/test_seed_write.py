@@ -6,10 +6,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from common.clusterstatus import cluster_status
 from db.seed.generate import generate, iter_parts
 from db.seed.model import Fleet
 from db.seed.write import SeedError, write_fleet, write_parts
-from services.common.clusterstatus import cluster_status
 from tests.fixtures.postgres import TestDatabase
 
 

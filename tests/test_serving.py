@@ -23,16 +23,13 @@ from fundament.overview.v1 import overview_pb2
 from fundament.overview.v1.overview_connect import OverviewService, OverviewServiceASGIApplication
 from fundament.overview.v1.overview_pb2_grpc import OverviewServiceStub
 
+from common.health import Readiness
+from common.settings import HttpSettings
 from services.common.errors import InvalidArgument, Unauthenticated
-from services.common.serving import (
-    ApiServer,
-    ConnectStackInterceptor,
-    Readiness,
-    RequestStack,
-    grpc_generic_handler,
-    http_app,
-)
-from services.common.settings import HttpSettings
+from services.common.serving.api_server import ApiServer
+from services.common.serving.grpc_bridge import grpc_generic_handler
+from services.common.serving.http_app import http_app
+from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 
 BIN = Path(__file__).resolve().parents[1] / ".venv" / "bin"
 SERVICE = overview_pb2.DESCRIPTOR.services_by_name["OverviewService"]

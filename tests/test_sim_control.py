@@ -10,7 +10,7 @@ import orjson
 import pytest
 from kubernetes import client as kubernetes_client
 
-from services.common.naming import CLUSTER_ID_LABEL, NAMESPACE_ID_LABEL
+from common.labels import CLUSTER_ID_LABEL, NAMESPACE_ID_LABEL
 from sim.expected import TERMINAL_PHASES
 from tests.fixtures.sim import SimUnderTest
 

@@ -12,7 +12,8 @@ import yaml
 from kubernetes import client as kubernetes_client
 from kubernetes.client.exceptions import ApiException
 
-from services.common.naming import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL, worker_name
+from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
+from common.naming import worker_name
 from sim.kubeconfig import kubeconfig, to_yaml
 from tests.fixtures.sim import SimUnderTest, status_body
 

@@ -13,10 +13,10 @@ from uuid import UUID
 import psycopg
 import pytest
 
+from common.clusterstatus import ClusterStatus
 from db.seed.model import Fleet
 from db.seed.scenarios import SHAPES, Scenario
 from db.seed.write import write_fleet
-from services.common.clusterstatus import ClusterStatus
 from sim.poller import PollError, ShootView, StatusPoller, shoot_status
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest

@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 
 import pytest
 
+from common.naming import worker_name
 from db.seed.generate import generate
-from services.common.naming import worker_name
 from sim.auth import MAX_LIFETIME_SECONDS, SWEEP_EVERY, TokenKind, Tokens
 from sim.clock import Clock
 from sim.listing import ContinueToken, Representation, negotiate

@@ -11,7 +11,7 @@ from kubernetes import client as kubernetes_client
 from kubernetes import dynamic
 from kubernetes.client.exceptions import ApiException
 
-from services.common.naming import NAMESPACE_ID_LABEL, POOL_LABEL
+from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
 from sim.derive import namespace_kube_name
 from sim.expected import TERMINAL_PHASES
 from tests.fixtures.sim import SimUnderTest, status_body

@@ -1,7 +1,7 @@
 """The test database fixtures themselves: a migrated clone per test, connectable as every role."""
 
+from common.database import SCHEMA_VERSION
 from db.migrate import latest_version
-from services.common.db import SCHEMA_VERSION
 from tests.fixtures.postgres import TestDatabase
 
 

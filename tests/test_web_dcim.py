@@ -14,9 +14,9 @@ from datetime import timedelta
 import pytest
 from fundament.fleet.v1 import fleet_pb2
 
-from db.seed.model import SYSTEM_ORGANIZATION_ID
+from common import clusterstatus
+from common.organizations import SYSTEM_ORGANIZATION_ID
 from fleetctl.webapp import bind_socket, dcim_app, serve_pages, socket_url
-from services.common import clusterstatus
 from tests.fixtures.browser import Page
 from tests.fixtures.fleet_api import ROLE as ADMIN_ROLE
 from tests.fixtures.fleet_api import serving_fleet

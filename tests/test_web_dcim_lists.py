@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from fundament.fleet.v1 import fleet_pb2
 
-from db.seed.model import SYSTEM_ORGANIZATION_ID
-from services.common import clusterstatus
+from common import clusterstatus
+from common.organizations import SYSTEM_ORGANIZATION_ID
 from tests.fixtures.browser import Page
 from tests.fixtures.pages import (
     MARKUP_ORGANIZATION,

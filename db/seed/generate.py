@@ -25,16 +25,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
-from db.seed.model import (
-    SYSTEM_ORGANIZATION_ID,
-    ClusterSpec,
-    Fleet,
-    NamespaceSpec,
-    NodePoolSpec,
-    OrganizationSpec,
-    ProjectSpec,
-    ShootSpec,
-)
+from common.organizations import SYSTEM_ORGANIZATION_ID
+from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, OrganizationSpec, ProjectSpec, ShootSpec
 from db.seed.scenarios import PLANTED, SHAPES, WEIGHTS, Scenario, sync_spec
 
 # Every generated time lies before this instant.

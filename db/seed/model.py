@@ -13,9 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import UUID
 
-# The fixed id of the platform's own organization (seeded by the migrations, never a tenant).
-SYSTEM_ORGANIZATION_ID = UUID("00000000-0000-0000-0000-000000000001")
-
 
 @dataclass(frozen=True, slots=True)
 class OrganizationSpec:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
+from common.clusterstatus import ClusterStatus
 from db.seed.model import SyncSpec
-from services.common.clusterstatus import ClusterStatus
 
 
 class Scenario(StrEnum):

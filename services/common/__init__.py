@@ -1,1 +1,1 @@
-"""What both APIs (and the collector) share: settings, database access, errors, serving, logging."""
+"""The public API's and the staff API's shared serving stack: RPC errors, auth, paging, caching, serving."""

@@ -8,7 +8,8 @@
 
 `map_errors()` is used by the request stack shared by Connect and gRPC (`serving.py`), so both
 protocols answer the same code for the same failure. Database failures (`psycopg.OperationalError`,
-which covers `QueryCanceled`, and `psycopg_pool.PoolTimeout`) and timeouts become UNAVAILABLE;
+which covers `QueryCanceled`, `psycopg_pool.PoolTimeout` and the kernel's `DatabaseUnavailable` and
+`SchemaTooOld`) and timeouts become UNAVAILABLE;
 anything unexpected becomes a bare INTERNAL. Messages never carry SQL or stack traces: the cause is
 logged once, here.
 """
@@ -23,6 +24,8 @@ import psycopg
 import psycopg_pool
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
+
+from common.errors import DatabaseUnavailable, SchemaTooOld
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +65,7 @@ def map_errors(procedure: str) -> Iterator[None]:
         raise
     except FleetError as e:
         raise ConnectError(e.code, e.message) from e
-    except (psycopg_pool.PoolTimeout, psycopg.OperationalError, TimeoutError) as e:
+    except (psycopg_pool.PoolTimeout, psycopg.OperationalError, DatabaseUnavailable, SchemaTooOld, TimeoutError) as e:
         logger.warning("database unavailable", extra={"procedure": procedure, "cause": type(e).__name__})
         raise ConnectError(Code.UNAVAILABLE, "the database is unavailable, try again later") from e
     except Exception as e:

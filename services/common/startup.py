@@ -11,23 +11,19 @@ import logging
 
 from psycopg_pool import AsyncConnectionPool
 
-from services.common.db import SCHEMA_VERSION, require_schema
-from services.common.errors import Unavailable
-from services.common.serving import Readiness
+from common.database import SCHEMA_VERSION, require_schema
+from common.errors import SchemaTooOld
+from common.health import Readiness
 
 logger = logging.getLogger(__name__)
-
-
-class SchemaTooOld(RuntimeError):
-    """The database answered, with a schema older than this release needs: refuse to start."""
 
 
 async def check_schema_at_start(pool: AsyncConnectionPool, needed: int = SCHEMA_VERSION) -> None:
     """Raise `SchemaTooOld` if the database answers with an old schema; an unreachable one only delays readiness."""
     try:
         version = await require_schema(pool, needed)
-    except Unavailable as e:
-        raise SchemaTooOld(e.message) from e
+    except SchemaTooOld:
+        raise
     except Exception as e:  # unreachable or refusing: serve anyway, /readyz says "not ready" until it answers
         logger.warning("database not reachable at start", extra={"cause": type(e).__name__, "error": str(e)[:300]})
         return
@@ -40,8 +36,8 @@ def schema_readiness(pool: AsyncConnectionPool, needed: int = SCHEMA_VERSION) ->
     async def database_answered() -> bool:
         try:
             await require_schema(pool, needed)
-        except Unavailable as e:
-            logger.error("database schema too old", extra={"error": e.message})
+        except SchemaTooOld as e:
+            logger.error("database schema too old", extra={"error": str(e)})
             return False
         return True
 

@@ -4,39 +4,44 @@
                          ├─ Connect + CORS for the DCIM origins, with credentials; /livez /readyz /metrics (HTTP_PORT)
                          └─ gRPC: FleetService, reflection, grpc.health.v1 (GRPC_PORT)
 
-`running_fleet_api()` owns the lifecycle in order: open the pool, check the schema, start serving;
-and in reverse on the way out. `main.py` (the process) and the tests (in-process, port 0, a clock and
-token rules they choose) both use it, so what is tested is what runs.
+Only what is particular to the staff API lives here (DCIM tokens, signed page tokens, the summary
+cache, the gRPC metadata limit); `services.common.serving.process` assembles the rest exactly as for
+the public API. `main.py` (the process) and the tests (in-process, port 0, a clock and token rules
+they choose) both use `running_fleet_api()`, so what is tested is what runs.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from psycopg_pool import AsyncConnectionPool
 
+from common.clock import utc_now
 from services.common.auth import DcimAuthenticator, DcimTokenRules, DcimTokenValidator
-from services.common.db import make_pool
 from services.common.paging import PageTokens
-from services.common.serving import ApiServer, RequestStack, grpc_generic_handler, http_app
-from services.common.startup import check_schema_at_start, schema_readiness
+from services.common.serving.api_server import ApiServer
+from services.common.serving.process import ApiParts, ApiShape, serving_api
+from services.common.serving.request_stack import RequestStack
 from services.fleet.service import SERVICE, FleetApi, connect_app
 from services.fleet.settings import FleetSettings
 
-logger = logging.getLogger(__name__)
-
 APPLICATION_NAME = "platform-admin-api"
-# Scripts send the DCIM token as a header; browsers send the dcim_auth cookie (credentials).
-EXTRA_REQUEST_HEADERS = ("authorization",)
-# gRPC core refuses metadata over 8 KiB itself (RESOURCE_EXHAUSTED) unless told otherwise; with room
-# above the auth check's own 8 KiB credential limit, an oversized token is UNAUTHENTICATED on both
-# protocols (DESIGN.md §6). Anything beyond 32 KiB of metadata is still refused by gRPC core.
-GRPC_OPTIONS = (("grpc.max_metadata_size", 32 * 1024), ("grpc.absolute_max_metadata_size", 64 * 1024))
+
+SHAPE = ApiShape(
+    application_name=APPLICATION_NAME,
+    service=SERVICE,
+    # Browsers send the dcim_auth cookie (credentials); scripts send the DCIM token as a header.
+    allow_credentials=True,
+    extra_request_headers=("authorization",),
+    # gRPC core refuses metadata over 8 KiB itself (RESOURCE_EXHAUSTED) unless told otherwise; with
+    # room above the auth check's own 8 KiB credential limit, an oversized token is UNAUTHENTICATED on
+    # both protocols. Anything beyond 32 KiB of metadata is still refused by gRPC core.
+    grpc_options=(("grpc.max_metadata_size", 32 * 1024), ("grpc.absolute_max_metadata_size", 64 * 1024)),
+)
 
 
 @dataclass(frozen=True)
@@ -49,18 +54,14 @@ class RunningFleetApi:
     server: ApiServer
 
 
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-def build_server(
+def fleet_parts(
     settings: FleetSettings,
     pool: AsyncConnectionPool,
     rules: DcimTokenRules,
     clock: Callable[[], datetime],
     monotonic: Callable[[], float] = time.monotonic,
-) -> tuple[FleetApi, ApiServer]:
-    """The service and both its ports over `pool`; every FleetService method needs a DCIM token."""
+) -> ApiParts[FleetApi]:
+    """The service over `pool`, behind a stack where every FleetService method needs a DCIM token."""
     # Page tokens are signed with a key derived from the JWT secret, so every replica accepts every
     # replica's tokens without another secret to distribute.
     service = FleetApi(
@@ -72,25 +73,7 @@ def build_server(
         monotonic=monotonic,
     )
     stack = RequestStack(authenticate=DcimAuthenticator(DcimTokenValidator(rules)))
-    connect = connect_app(service, stack)
-    readiness = schema_readiness(pool)
-    asgi = http_app(
-        connect,
-        connect.path,
-        readiness,
-        origins=settings.http.origins,
-        allow_credentials=True,
-        extra_request_headers=EXTRA_REQUEST_HEADERS,
-    )
-    server = ApiServer(
-        settings.http,
-        asgi,
-        [grpc_generic_handler(service, SERVICE, stack)],
-        [SERVICE.full_name],
-        readiness,
-        grpc_options=GRPC_OPTIONS,
-    )
-    return service, server
+    return ApiParts(service, connect_app(service, stack), stack, service.close)
 
 
 @asynccontextmanager
@@ -106,18 +89,10 @@ async def running_fleet_api(
     `rules` defaults to the production token rules of `settings` (tests may pass others); `clock` is
     the wall clock answers are judged by, `monotonic` the one the summary cache ages by.
     """
-    # The pool gives up a failed reconnection at once instead of backing off in the background for
-    # minutes: the next caller's request then connects afresh, so a restarted database is used at once.
-    pool = make_pool(settings.database, application_name=APPLICATION_NAME, reconnect_timeout_seconds=0.0)
-    await pool.open(wait=False)
-    try:
-        await check_schema_at_start(pool)
-        service, server = build_server(settings, pool, rules or settings.auth.token_rules(), clock, monotonic)
-        await server.start()
-        try:
-            yield RunningFleetApi(settings, pool, service, server)
-        finally:
-            await server.stop()
-            await service.close()
-    finally:
-        await pool.close()
+    token_rules = rules or settings.auth.token_rules()
+
+    def build(pool: AsyncConnectionPool) -> ApiParts[FleetApi]:
+        return fleet_parts(settings, pool, token_rules, clock, monotonic)
+
+    async with serving_api(SHAPE, settings.http, settings.database, build) as served:
+        yield RunningFleetApi(settings, served.pool, served.parts.implementation, served.server)

@@ -3,7 +3,7 @@
     queries.py rows ──> convert ──> fleet_pb2 messages
     request enums   ──> convert ──> clusterstatus values / drift kind names (for SQL)
 
-Status and staleness are derived here from each row with `services.common.clusterstatus` (the one
+Status and staleness are derived here from each row with `common.clusterstatus` (the one
 definition, DESIGN.md §4), at the instant `now` the service read the database with. Enums, times and
 ages each go through one small function.
 """
@@ -17,13 +17,11 @@ from typing import Any
 from fundament.fleet.v1 import fleet_pb2
 from google.protobuf import struct_pb2
 
-from services.common import clusterstatus
-from services.common.clusterstatus import ClusterStatus
+from common import clusterstatus
+from common.clusterstatus import ClusterStatus
+from common.drift_kinds import DRIFT_KINDS
 from services.common.errors import InvalidArgument
 from services.fleet import queries
-
-DRIFT_KINDS = ("orphan_shoot", "shoot_of_deleted_cluster", "missing_shoot", "version_mismatch", "organization_mismatch")
-
 
 # ---- enums and scalars
 

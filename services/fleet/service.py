@@ -27,7 +27,7 @@ from typing_extensions import override
 from services.common.codecs import connect_codecs
 from services.common.errors import NotFound
 from services.common.paging import FilterValue, KeyPart, PageTokens, page_size, split_page
-from services.common.serving import ConnectStackInterceptor, RequestStack
+from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.singleflight import Outcome, SingleFlightCache
 from services.fleet import convert, queries
 from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS

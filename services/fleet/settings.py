@@ -9,18 +9,18 @@ and the bad value.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from services.common.auth import DEFAULT_LEEWAY_SECONDS, MIN_SECRET_BYTES, DcimTokenRules
-from services.common.settings import (
+from common.settings import (
     DatabaseSettings,
     HttpSettings,
+    LogSettings,
     SettingsError,
-    env_choice,
     env_float,
     env_int,
     env_secret,
 )
+from services.common.auth import DEFAULT_LEEWAY_SECONDS, MIN_SECRET_BYTES, DcimTokenRules
 
 ROLE = "fun_platform_admin_api"
 HTTP_PORT = 8081
@@ -83,8 +83,8 @@ class FleetSettings:
     http: HttpSettings
     auth: AuthSettings
     summary: SummarySettings = SummarySettings()
-    log_level: str = "info"
-    """LOG_LEVEL: debug, info, warning or error."""
+    logging: LogSettings = field(default_factory=LogSettings)
+    """LOG_LEVEL and LOG_FORMAT."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> FleetSettings:
@@ -99,7 +99,7 @@ class FleetSettings:
             ),
             auth=AuthSettings.from_env(env),
             summary=SummarySettings.from_env(env),
-            log_level=env_choice(env, "LOG_LEVEL", "info", ("debug", "info", "warning", "error")),
+            logging=LogSettings.from_env(env),
         )
 
     def __post_init__(self) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import class_row
 
-from services.common.db import load_queries
+from common.database import load_queries
 
 QUERIES = load_queries(Path(__file__).with_name("queries.sql"))
 

@@ -1,6 +1,6 @@
 """The one database read behind the overview cache: `tenant.platform_overview()`, as the public role.
 
-The cache (`cache.py`) decides when to read and bounds the read with its deadline; this module only
+The single-flight cache (`services/common/singleflight.py`) decides when to read and bounds the read with its deadline; this module only
 reads, converts and counts. One `async with pool.connection()` block is the whole transaction.
 """
 
@@ -9,20 +9,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from fundament.overview.v1 import overview_pb2
 
+from common.clock import utc_now
 from services.overview import convert, queries
 from services.overview.metrics import DATABASE_READ_DURATION, DATABASE_READS
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class OverviewReader:

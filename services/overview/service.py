@@ -7,7 +7,7 @@
 The RPC takes no input and needs no credential (any `Authorization` header is ignored: the stack has
 no authenticator). It answers the cached overview and says how long it stays fresh in
 `Cache-Control: public, max-age=N`, which reaches Connect clients as a header (GET and POST alike)
-and gRPC clients as initial metadata.
+and gRPC clients as trailing metadata.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fundament.overview.v1.overview_connect import OverviewService, OverviewServ
 from typing_extensions import override
 
 from services.common.codecs import connect_codecs
-from services.common.serving import ConnectStackInterceptor, RequestStack
+from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.singleflight import ReadFailed, SingleFlightCache
 
 SERVICE = overview_pb2.DESCRIPTOR.services_by_name["OverviewService"]
@@ -36,6 +36,10 @@ class OverviewApi(OverviewService):
 
     def __init__(self, cache: SingleFlightCache[overview_pb2.GetPlatformOverviewResponse]) -> None:
         self._cache = cache
+
+    @property
+    def cache(self) -> SingleFlightCache[overview_pb2.GetPlatformOverviewResponse]:
+        return self._cache
 
     @override
     async def get_platform_overview(

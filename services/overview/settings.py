@@ -10,15 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from services.common.settings import (
-    DatabaseSettings,
-    HttpSettings,
-    SettingsError,
-    env_choice,
-    env_float,
-    env_int,
-    env_str,
-)
+from common.settings import DatabaseSettings, HttpSettings, LogSettings, SettingsError, env_float, env_int, env_str
 
 ROLE = "fun_platform_public_api"
 APPLICATION_NAME = "platform-public-api"
@@ -46,21 +38,6 @@ class CacheSettings:
                 " no copy may be older than a minute"
             )
         return cls(ttl_seconds=ttl, read_timeout_seconds=env_float(env, "READ_TIMEOUT", 3.0, minimum=0.05))
-
-
-@dataclass(frozen=True, slots=True)
-class LogSettings:
-    """What is logged and how."""
-
-    level: str = "info"
-    """LOG_LEVEL: debug, info, warning or error; default info."""
-    json: bool = True
-    """LOG_FORMAT: `json` (one object per line, the default) or `text` (for a terminal)."""
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> LogSettings:
-        level = env_choice(env, "LOG_LEVEL", "info", ("debug", "info", "warning", "error"))
-        return cls(level=level, json=env_choice(env, "LOG_FORMAT", "json", ("json", "text")) == "json")
 
 
 @dataclass(frozen=True, slots=True)

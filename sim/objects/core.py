@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.common.naming import NAMESPACE_ID_LABEL, POOL_LABEL
+from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
 from sim import derive
 from sim.clock import rfc3339
 from sim.objects.meta import Json, condition, created_at, object_meta, owner_reference, with_managed_fields

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from datetime import datetime
 
-from services.common.naming import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
+from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
 from sim import derive
 from sim.clock import rfc3339
 from sim.objects.meta import Json, object_meta, with_managed_fields

@@ -22,6 +22,10 @@ def local_database_url(role: str) -> str:
     return f"postgresql://{role}@{LOCAL_DATABASE_HOST}:{LOCAL_DATABASE_PORT}/{LOCAL_DATABASE_NAME}"
 
 
+# The levels LOG_LEVEL may name, for every process.
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
 class SettingsError(ValueError):
     """A configuration variable has a value that cannot be used."""
 
@@ -153,3 +157,18 @@ class HttpSettings:
             origins=env_list(env, origins_var, origins),
             shutdown_grace_seconds=env_float(env, "SHUTDOWN_GRACE", 5.0, minimum=0),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class LogSettings:
+    """What is logged and how."""
+
+    level: str = "info"
+    """LOG_LEVEL: debug, info, warning or error; default info."""
+    json: bool = True
+    """LOG_FORMAT: `json` (one object per line, the default) or `text` (for a terminal)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> LogSettings:
+        level = env_choice(env, "LOG_LEVEL", "info", LOG_LEVELS)
+        return cls(level=level, json=env_choice(env, "LOG_FORMAT", "json", ("json", "text")) == "json")

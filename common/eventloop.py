@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import uvloop
 
-from services.common.settings import env_choice
+from common.settings import env_choice
 
 T = TypeVar("T")
 

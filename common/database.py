@@ -21,8 +21,8 @@ import psycopg
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
-from services.common.errors import Unavailable
-from services.common.settings import DatabaseSettings
+from common.errors import SchemaTooOld
+from common.settings import DatabaseSettings
 
 # The schema version this code needs; services refuse to start against an older one. Kept in step
 # with the newest file in db/migrations by a test.
@@ -99,11 +99,11 @@ async def schema_version(conn: psycopg.AsyncConnection[Any]) -> int:
 
 
 async def require_schema(pool: AsyncConnectionPool, needed: int = SCHEMA_VERSION) -> int:
-    """Raise `Unavailable` with a clear message when the database's schema is older than `needed`."""
+    """Raise `SchemaTooOld` with a clear message when the database's schema is older than `needed`."""
     async with pool.connection() as conn:
         found = await schema_version(conn)
     if found < needed:
-        raise Unavailable(
+        raise SchemaTooOld(
             f"database schema is at version {found}, this release needs {needed}: run `fleet db migrate` first"
         )
     return found

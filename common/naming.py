@@ -1,4 +1,4 @@
-"""Names that the collector and the simulator must derive identically.
+"""The worker name of a node pool, which the collector and the simulator must derive identically.
 
 Gardener labels every node with `worker.gardener.cloud/pool: <worker name>`, where the worker is
 the shoot's `spec.provider.workers[].name`. Fundament names each worker after its node pool; worker
@@ -10,11 +10,6 @@ The collector groups nodes by this name; the simulator labels nodes with it.
 from __future__ import annotations
 
 import re
-
-POOL_LABEL = "worker.gardener.cloud/pool"
-CLUSTER_ID_LABEL = "fundament.io/cluster-id"
-ORGANIZATION_ID_LABEL = "fundament.io/organization-id"
-NAMESPACE_ID_LABEL = "fundament.io/namespace-id"
 
 WORKER_NAME_MAX = 15
 _NOT_DNS = re.compile(r"[^a-z0-9-]+")

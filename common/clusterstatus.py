@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from uuid import UUID
 
-from db.seed.model import SYSTEM_ORGANIZATION_ID
+from common.organizations import SYSTEM_ORGANIZATION_ID
 
 SYNC_STATUSES = ("pending", "retrying", "completed", "failed")
 SHOOT_STATUSES = (

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Mapping
 
-from services.common.settings import env_int
+from common.settings import env_int
 
 DEFAULT_GC_THRESHOLD = 10_000
 PYTHON_GC_THRESHOLD = gc.get_threshold()[0]

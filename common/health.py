@@ -1,0 +1,134 @@
+"""The operations port every long-running process serves, and the one way to serve an ASGI app.
+
+    /livez    the process runs (never touches the database)
+    /readyz   `Readiness`: ready once its check succeeded once, then it stays ready
+    /metrics  Prometheus text format of the default registry
+
+The APIs mount these routes next to their Connect app on HTTP_PORT; the worker serves them alone on
+HEALTH_PORT; the demo's page server uses `HttpServer` for its pages. All of them run uvicorn inside
+an event loop the process owns (`QuietServer`), so the process, not uvicorn, handles SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import socket
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+
+import uvicorn
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Readiness:
+    """What /readyz (and the APIs' grpc.health.v1) report: ready once `check` succeeded once."""
+
+    check: Callable[[], Awaitable[bool]]
+    ready: bool = False
+
+    async def __call__(self) -> bool:
+        if not self.ready:
+            try:
+                self.ready = await self.check()
+            except Exception:  # a readiness probe answers "not yet", it never raises
+                logger.debug("readiness check failed", exc_info=True)
+                self.ready = False
+        return self.ready
+
+
+def operations_routes(readiness: Readiness) -> list[BaseRoute]:
+    """/livez, /readyz and /metrics: outside any request stack and CORS, never authenticated."""
+
+    async def livez(_: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+    async def readyz(_: Request) -> Response:
+        if await readiness():
+            return PlainTextResponse("ready\n")
+        return PlainTextResponse("not ready\n", status_code=503)
+
+    async def metrics(_: Request) -> Response:
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return [Route("/livez", livez), Route("/readyz", readyz), Route("/metrics", metrics)]
+
+
+class QuietServer(uvicorn.Server):
+    """uvicorn without its own signal handling: the process owns SIGTERM and SIGINT."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def bind_tcp(host: str, port: int) -> socket.socket:
+    """A listening-ready TCP socket on `host:port` (port 0: a free one).
+
+    IPPROTO_TCP is spelled out: asyncio sets TCP_NODELAY on accepted connections only when the
+    listening socket says its protocol is TCP (proto 0 does not count), and without it Nagle plus
+    delayed ACKs add about 40 ms to every small HTTP/1.1 response.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    return sock
+
+
+class HttpServer:
+    """One ASGI app served by uvicorn in the running event loop, on a socket of its own."""
+
+    def __init__(self, app: ASGIApp, sock: socket.socket, *, name: str, graceful_seconds: float = 5.0) -> None:
+        self._app = app
+        self._sock = sock
+        self._name = name
+        self._graceful_seconds = graceful_seconds
+        self._server: QuietServer | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.host, self.port = sock.getsockname()[:2]
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    async def start(self) -> None:
+        """Serve; returns once uvicorn accepts connections, raises what stopped it if it could not start."""
+        config = uvicorn.Config(
+            self._app,
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=math.ceil(self._graceful_seconds),
+        )
+        self._server = QuietServer(config)
+        self._task = asyncio.create_task(self._server.serve(sockets=[self._sock]))
+        # uvicorn offers no start-up event; `started` flips once it accepts connections.
+        while not self._server.started:
+            if self._task.done():
+                self._sock.close()
+                await self._task
+                raise RuntimeError(f"the {self._name} server stopped during start-up")
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        """Stop accepting, let open requests finish (up to the grace), close the socket."""
+        if self._server is not None and self._task is not None:
+            self._server.should_exit = True
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        self._sock.close()
+
+
+def health_server(readiness: Readiness, host: str, port: int) -> HttpServer:
+    """The worker's operations port: /livez, /readyz and /metrics alone."""
+    return HttpServer(Starlette(routes=operations_routes(readiness)), bind_tcp(host, port), name="health")

@@ -1,0 +1,93 @@
+"""Both ports of one API in the running event loop: Connect and operations on HTTP_PORT, gRPC on GRPC_PORT."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1._async import HealthServicer
+from grpc_reflection.v1alpha import reflection
+from starlette.types import ASGIApp
+
+from common.health import HttpServer, Readiness, bind_tcp
+from common.settings import HttpSettings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ApiServer:
+    """Both ports of one API in the running event loop. Port 0 picks a free port (tests).
+
+    SHUTDOWN_GRACE (`settings.shutdown_grace_seconds`) bounds how long in-flight calls may finish
+    after `stop()` on both protocols; both ports drain at the same time.
+    """
+
+    settings: HttpSettings
+    asgi: ASGIApp
+    grpc_handlers: Sequence[grpc.GenericRpcHandler]
+    service_names: Sequence[str]
+    readiness: Readiness
+    grpc_options: Sequence[tuple[str, int]] = ()
+    """Channel arguments of the gRPC server, e.g. ("grpc.max_metadata_size", 32768)."""
+    http_port: int = field(init=False, default=0)
+    grpc_port: int = field(init=False, default=0)
+    _grpc: grpc.aio.Server | None = field(init=False, default=None)
+    _web: HttpServer | None = field(init=False, default=None)
+    _health: HealthServicer | None = field(init=False, default=None)
+    _health_task: asyncio.Task[None] | None = field(init=False, default=None)
+
+    async def start(self) -> None:
+        server = grpc.aio.server(options=tuple(self.grpc_options))
+        server.add_generic_rpc_handlers(tuple(self.grpc_handlers))
+        self._health = HealthServicer()
+        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
+        reflection.enable_server_reflection(
+            (*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
+            server,
+        )
+        self.grpc_port = server.add_insecure_port(f"{self.settings.host}:{self.settings.grpc_port}")
+        await server.start()
+        self._grpc = server
+        await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
+        self._health_task = asyncio.create_task(self._follow_readiness())
+
+        web = HttpServer(
+            self.asgi,
+            bind_tcp(self.settings.host, self.settings.http_port),
+            name="HTTP",
+            graceful_seconds=self.settings.shutdown_grace_seconds,
+        )
+        self.http_port = web.port
+        await web.start()
+        self._web = web
+        logger.info(
+            "listening",
+            extra={"http": f"{self.settings.host}:{self.http_port}", "grpc": f"{self.settings.host}:{self.grpc_port}"},
+        )
+
+    async def _set_health(self, status: health_pb2.HealthCheckResponse.ServingStatus.ValueType) -> None:
+        assert self._health is not None
+        for name in ("", *self.service_names):
+            await self._health.set(name, status)
+
+    async def _follow_readiness(self) -> None:
+        while not await self.readiness():  # noqa: ASYNC110 - readiness is a probe to poll, not an event
+            await asyncio.sleep(0.5)
+        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
+
+    async def stop(self) -> None:
+        """Stop taking calls and give in-flight ones `shutdown_grace_seconds` to finish, on both ports."""
+        if self._health_task is not None:
+            self._health_task.cancel()
+        stopping: list[Awaitable[object]] = []
+        if self._web is not None:
+            stopping.append(self._web.stop())
+        if self._grpc is not None:
+            stopping.append(self._grpc.stop(grace=self.settings.shutdown_grace_seconds))
+        await asyncio.gather(*stopping)
+        logger.info("stopped")

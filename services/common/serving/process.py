@@ -1,0 +1,185 @@
+"""The one way an API process is assembled and run; each API's `app.py` and `main.py` add only what differs.
+
+    pool ─> build(pool) ─> ApiParts (implementation, its Connect app, its request stack)
+                             ├─ HTTP_PORT: Connect behind CORS, /livez /readyz /metrics
+                             └─ GRPC_PORT: every method of the descriptor, reflection, grpc.health.v1
+
+`serving_api()` owns the lifecycle in order: open the pool, check the schema, build the API, start
+both ports; and in reverse on the way out. `api_main()` is the body of each console script: settings
+from the environment (exit 2 when unusable), logging, serving until SIGTERM or SIGINT (exit 0), and
+exit 1 when the database's schema is older than this release needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from google.protobuf.descriptor import ServiceDescriptor
+from psycopg_pool import AsyncConnectionPool
+from starlette.types import ASGIApp
+
+from common.database import make_pool
+from common.errors import SchemaTooOld
+from common.logs import configure_logging
+from common.settings import DatabaseSettings, HttpSettings, LogSettings, SettingsError
+from services.common.serving.api_server import ApiServer
+from services.common.serving.grpc_bridge import grpc_generic_handler
+from services.common.serving.http_app import http_app
+from services.common.serving.request_stack import RequestStack
+from services.common.startup import check_schema_at_start, schema_readiness
+
+logger = logging.getLogger(__name__)
+
+IMPL = TypeVar("IMPL")
+SETTINGS = TypeVar("SETTINGS", bound="ApiSettings")
+
+
+class ConnectApp(Protocol):
+    """A generated Connect ASGI application: served under its own service path."""
+
+    @property
+    def path(self) -> str: ...
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None: ...
+
+
+class ApiSettings(Protocol):
+    """The settings groups every API has."""
+
+    @property
+    def http(self) -> HttpSettings: ...
+
+    @property
+    def database(self) -> DatabaseSettings: ...
+
+    @property
+    def logging(self) -> LogSettings: ...
+
+
+@dataclass(frozen=True)
+class ApiShape:
+    """What is fixed about one API: its name, its descriptor and how its ports treat browsers and gRPC."""
+
+    application_name: str
+    """The pool's `application_name` (what `pg_stat_activity` shows)."""
+    service: ServiceDescriptor
+    allow_credentials: bool
+    """Whether CORS lets browsers send credentials (the staff API's cookie)."""
+    extra_request_headers: Sequence[str] = ()
+    grpc_options: Sequence[tuple[str, int]] = ()
+    headers_as_trailers: bool = False
+    """Send response headers to gRPC clients as trailing metadata (see `grpc_generic_handler`)."""
+
+
+@dataclass(frozen=True)
+class ApiParts(Generic[IMPL]):
+    """What an API builds over the process's pool: the one implementation both protocols call."""
+
+    implementation: IMPL
+    connect: ConnectApp
+    stack: RequestStack
+    close: Callable[[], Awaitable[None]]
+    """Releases what the implementation holds (caches, background reads); runs after the ports stop."""
+
+
+@dataclass(frozen=True)
+class ServedApi(Generic[IMPL]):
+    """A running API: its pool, its parts and its ports."""
+
+    pool: AsyncConnectionPool
+    parts: ApiParts[IMPL]
+    server: ApiServer
+
+
+@asynccontextmanager
+async def serving_api(
+    shape: ApiShape,
+    http: HttpSettings,
+    database: DatabaseSettings,
+    build: Callable[[AsyncConnectionPool], ApiParts[IMPL]],
+) -> AsyncIterator[ServedApi[IMPL]]:
+    """Serve until the block ends; raises `SchemaTooOld` before serving when the schema is too old."""
+    # The pool gives up a failed reconnection at once instead of backing off in the background for
+    # minutes: the next caller's request then connects afresh, so a restarted database is used at once.
+    pool = make_pool(database, application_name=shape.application_name, reconnect_timeout_seconds=0.0)
+    await pool.open(wait=False)
+    try:
+        await check_schema_at_start(pool)
+        parts = build(pool)
+        try:
+            readiness = schema_readiness(pool)
+            connect: ASGIApp = parts.connect
+            asgi = http_app(
+                connect,
+                parts.connect.path,
+                readiness,
+                origins=http.origins,
+                allow_credentials=shape.allow_credentials,
+                extra_request_headers=shape.extra_request_headers,
+            )
+            grpc_handler = grpc_generic_handler(
+                parts.implementation, shape.service, parts.stack, headers_as_trailers=shape.headers_as_trailers
+            )
+            server = ApiServer(
+                http, asgi, [grpc_handler], [shape.service.full_name], readiness, grpc_options=shape.grpc_options
+            )
+            await server.start()
+            try:
+                yield ServedApi(pool, parts, server)
+            finally:
+                await server.stop()
+        finally:
+            await parts.close()
+    finally:
+        await pool.close()
+
+
+async def serve_until_signal(running: AbstractAsyncContextManager[object]) -> int:
+    """Serve `running` until SIGTERM or SIGINT; the exit code (1: the schema is too old)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        async with running:
+            await stop.wait()
+            logger.info("stopping on signal")
+    except SchemaTooOld as e:
+        logger.error("refusing to start", extra={"error": str(e)})
+        return 1
+    return 0
+
+
+def api_main(
+    argv: list[str] | None,
+    *,
+    prog: str,
+    description: str,
+    epilog: str,
+    settings_from_env: Callable[[Mapping[str, str]], SETTINGS],
+    running: Callable[[SETTINGS], AbstractAsyncContextManager[object]],
+) -> int:
+    """The body of an API's console script; returns its exit code."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description, epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--log-text", action="store_true", help="plain text logs instead of JSON (for a terminal)")
+    args = parser.parse_args(argv)
+    try:
+        settings = settings_from_env(os.environ)
+    except SettingsError as e:
+        sys.stderr.write(f"{prog}: {e}\n")
+        return 2
+    configure_logging(settings.logging.level, json=settings.logging.json and not args.log_text)
+    # psycopg's pool logs every connection request at INFO; its warnings (lost connections) are enough.
+    logging.getLogger("psycopg.pool").setLevel(max(logging.WARNING, logging.getLogger().level))
+    return asyncio.run(serve_until_signal(running(settings)))

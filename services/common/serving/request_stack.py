@@ -1,0 +1,149 @@
+"""The layers every RPC passes on either protocol: request id, log and metrics, error mapping, auth."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from connectrpc.request import Headers, RequestContext
+from prometheus_client import Counter, Histogram
+
+from common.logs import request_id_var
+from services.common.errors import map_errors
+from services.common.metrics import RPC_DURATION, RPC_REQUESTS
+
+logger = logging.getLogger(__name__)
+
+RES = TypeVar("RES")
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def new_request_id() -> str:
+    """32 random hex digits, like a UUID's. A request id must be unique, not unpredictable, so the
+    process's Mersenne Twister serves (about 5x cheaper per call than `uuid4()`'s system call)."""
+    return f"{random.getrandbits(128):032x}"
+
+
+# The metric children of each method, protocol and code, looked up once instead of on every call
+# (`labels()` validates and locks each time). The keys are bounded: methods x protocols x codes.
+@functools.cache
+def _requests_counter(service: str, method: str, protocol: str, code: str) -> Counter:
+    return RPC_REQUESTS.labels(service, method, protocol, code)
+
+
+@functools.cache
+def _duration_histogram(service: str, method: str, protocol: str) -> Histogram:
+    return RPC_DURATION.labels(service, method, protocol)
+
+
+class Authenticator(Protocol):
+    """Checks a call's credential; returns the caller's subject or raises `Unauthenticated`."""
+
+    def __call__(self, headers: Headers) -> str: ...
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@dataclass(frozen=True)
+class RequestStack:
+    """The layers every RPC passes on either protocol, outermost first.
+
+    1. request id: taken from `x-request-id` when well-formed, else made; echoed in the response;
+    2. logging and metrics: one log line and one counter increment per call, with code and duration;
+    3. error mapping: `map_errors()`, so every failure leaves as a proper status;
+    4. authentication: `authenticate` (when set) runs before the service, so a bad credential
+       never reaches the database;
+    5. the service method.
+    """
+
+    authenticate: Authenticator | None = None
+    success_log_level: int = logging.INFO
+    """Level of the one log line of a call that ended OK (failures are always logged at INFO). An API
+    that answers many identical cached calls may lower it to DEBUG: its metrics still count every call."""
+
+    async def run(self, ctx: RequestContext[Any, Any], protocol: str, call: Callable[[], Awaitable[RES]]) -> RES:
+        method = ctx.method
+        incoming = ctx.request_headers.get("x-request-id", "")
+        request_id = incoming if _REQUEST_ID.match(incoming) else new_request_id()
+        token = request_id_var.set(request_id)
+        ctx.response_headers["x-request-id"] = request_id
+        started = time.perf_counter()
+        subject: str | None = None
+        # What a call that never reaches a status counts as: cancelled by its client's deadline or a
+        # disconnect (CancelledError passes map_errors untouched, being no Exception).
+        code_name = Code.CANCELED.value
+        try:
+            with map_errors(f"{method.service_name}/{method.name}"):
+                if self.authenticate is not None:
+                    subject = self.authenticate(ctx.request_headers)
+                response = await call()
+            code_name = "ok"
+            return response
+        except ConnectError as e:
+            code_name = e.code.value
+            raise
+        finally:
+            elapsed = time.perf_counter() - started
+            _requests_counter(method.service_name, method.name, protocol, code_name).inc()
+            _duration_histogram(method.service_name, method.name, protocol).observe(elapsed)
+            level = self.success_log_level if code_name == "ok" else logging.INFO
+            if logger.isEnabledFor(level):
+                self._log(level, ctx, protocol=protocol, code_name=code_name, elapsed=elapsed, subject=subject)
+            request_id_var.reset(token)
+
+    @staticmethod
+    def _log(
+        level: int,
+        ctx: RequestContext[Any, Any],
+        *,
+        protocol: str,
+        code_name: str,
+        elapsed: float,
+        subject: str | None,
+    ) -> None:
+        method = ctx.method
+        logger.log(
+            level,
+            "rpc %s/%s %s",
+            method.service_name,
+            method.name,
+            code_name,
+            extra={
+                "procedure": f"/{method.service_name}/{method.name}",
+                "protocol": protocol,
+                "code": code_name,
+                "duration_ms": round(elapsed * 1000, 2),
+                "subject": subject,
+                "peer": ctx.client_address,
+                "http_method": ctx.http_method,
+            },
+        )
+
+
+class ConnectStackInterceptor:
+    """Puts the request stack in front of every Connect unary call."""
+
+    def __init__(self, stack: RequestStack) -> None:
+        self._stack = stack
+
+    async def intercept_unary(
+        self,
+        call_next: Callable[[Any, RequestContext[Any, Any]], Awaitable[Any]],
+        request: Any,
+        ctx: RequestContext[Any, Any],
+        /,
+    ) -> Any:
+        content_type = ctx.request_headers.get("content-type", "")
+        protocol = "grpc-web" if content_type.startswith("application/grpc-web") else "connect"
+        return await self._stack.run(ctx, protocol, lambda: call_next(request, ctx))
