@@ -3,16 +3,20 @@
     python -m bench [--only NAME ...] [--quick] [--dsn SUPERUSER_DSN] [--rebuild] [--results DIR] [--list]
 
 One PostgreSQL (embedded, data kept in `.fleet/bench-pg` between runs, unless `--dsn` names a
-server) serves every benchmark, so the scale fleet of DESIGN.md §11 is built once and reused while
-its seed and the migrations are unchanged (bench.overview_function.prepare; fleet_api copies it).
+server) serves every benchmark, so the scale fleet (10,000 organizations, 50,000 clusters, 1,000,000
+namespaces) is built once and reused while its seed and the migrations are unchanged
+(bench.overview_function.prepare; fleet_api copies it).
 Each benchmark runs as a process of its own (`python -m bench.<name> ... --json FILE`), one after
 the other so none measures another's load; its own report goes to `<results>/logs/<run>.log`.
 The costs that grow with the fleet run at 1%, 10% and 100% of the scale fleet (`--quick`: 1% and
 10%, fewer rounds, no 150,000-pod shoot) for the growth plot.
 
 Writes `<results>/bench-<time>.json` and `latest.json` (the table, the growth points, the run's
-duration and the machine's load), and `growth.png`; prints the table. Exits 1 when a benchmark
-could not run; a missed target is reported in the table, not as a failure of the run.
+duration, the machine and its load), and `growth.png`; prints the table. A full run (neither
+`--quick` nor `--only`) also publishes: `bench/results.json`, the page `docs/results.md` rendered
+from it (bench/results_page.py) and `docs/results-growth.png`, the only place the repository keeps
+measured figures. Exits 1 when a benchmark could not run; a missed target is reported in the table,
+not as a failure of the run.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import plot, suite
+from bench import plot, results_page, suite
 from bench.common import kept_postgres
 from bench.table import Point, Row, render, to_json
 
@@ -132,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "run_seconds": durations,
         "failures": failures,
+        "machine": results_page.this_machine(),
     }
     args.results.mkdir(parents=True, exist_ok=True)
     document = to_json(rows, points, meta)
@@ -141,6 +146,14 @@ def main(argv: list[str] | None = None) -> int:
     picture = args.results / "growth.png"
     plot.draw(points, picture, f"fleet inventory benchmarks, {began:%Y-%m-%d %H:%M} UTC")
     say(f"\n{len(rows)} figures in {seconds / 60:.1f} min; written to {args.results}/latest.json and {picture.name}")
+    if args.quick or args.only:
+        say("a partial run: docs/results.md and bench/results.json are left as they are")
+    elif failures:
+        say("some benchmarks could not run: docs/results.md and bench/results.json are left as they are")
+    else:
+        plot.draw(points, results_page.GROWTH_PICTURE, f"fleet inventory benchmarks, {began:%Y-%m-%d %H:%M} UTC")
+        results_page.publish(document)
+        say(f"published {results_page.RESULTS_JSON.name} and {results_page.RESULTS_PAGE.name}: commit them")
     for failure in failures:
         say(f"FAILED TO RUN: {failure}")
     return 1 if failures else 0

@@ -84,7 +84,7 @@ class Point:
     size_unit: str = "clusters"  # what `size` counts (reconcile and the collector count shoots)
 
 
-def _number(value: float | None, unit: str = "") -> str:
+def format_value(value: float | None, unit: str = "") -> str:
     if value is None:
         return "-"
     if value == 0 or abs(value) >= 100:
@@ -107,9 +107,9 @@ def render(rows: Sequence[Row]) -> str:
             (
                 row.benchmark,
                 row.figure,
-                _number(row.value, row.unit),
+                format_value(row.value, row.unit),
                 row.reference or "-",
-                _number(row.reference_value, row.unit) if row.reference_value is not None else "-",
+                format_value(row.reference_value, row.unit) if row.reference_value is not None else "-",
                 ratio,
                 str(row.target) if row.target else "-",
                 met,

@@ -1,4 +1,5 @@
--- The cluster-wide roles of fleet inventory (DESIGN.md §3). Idempotent: run it any number of times.
+-- The cluster-wide roles of fleet inventory (docs/database.md, 'Roles and the public boundary').
+-- Idempotent: run it any number of times.
 -- Privileges are granted by the migrations, per table; here the roles only come to exist.
 -- Passwords are not set here: production sets them (or certificate auth) out of band.
 -- Two runs at once (two migrators, two test sessions on one server) take turns on a transaction-level

@@ -51,7 +51,7 @@ SIZES: dict[str, FleetSize] = {
     for size in (
         FleetSize("test", 9, 3, 2, 2, 2, 0.67),
         FleetSize("demo", 40, 4, 2, 3, 3, 0.5),
-        # DESIGN.md §11: 10,000 organizations, 50,000 clusters, 250,000 projects, 1,000,000 namespaces.
+        # The design scale: 10,000 organizations, 50,000 clusters, 250,000 projects, 1,000,000 namespaces.
         FleetSize("scale", 10_000, 5, 2, 5, 4, 0.3),
     )
 }

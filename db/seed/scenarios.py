@@ -6,7 +6,7 @@ cluster one scenario; this module turns a scenario into the cluster's `SyncSpec`
 provisioning side last recorded) and into how its shoot looks in Gardener, consistently: no shoot
 where the sync state says it is missing, pending or deleted, a shoot being deleted for a cluster
 being deleted, a hibernated shoot for a stopped cluster. The drift scenarios make the two sides
-disagree on purpose, as in the table of DESIGN.md §9.
+disagree on purpose, one per drift kind (docs/reconcile.md, 'The five kinds').
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class Scenario(StrEnum):
     DELETING = "deleting"
     DELETING_LIVE_CHILDREN = "deleting_live_children"  # deleted cluster whose projects are still live
     DELETED = "deleted"
-    # Drift (DESIGN.md §9): the garden disagrees with the database.
+    # Drift: the garden disagrees with the database.
     MISSING_SHOOT = "missing_shoot"  # ready and completed in the database, no shoot in the garden
     VERSION_MISMATCH = "version_mismatch"  # the shoot runs another minor version
     ORGANIZATION_MISMATCH = "organization_mismatch"  # the shoot's organization label names another one

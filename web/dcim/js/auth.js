@@ -1,4 +1,4 @@
-// The DCIM token this page sends as `Authorization: Bearer` (DESIGN.md §6).
+// The DCIM token this page sends as `Authorization: Bearer` (docs/architecture.md, 'Staff tokens are DCIM tokens').
 //
 // DCIM hands the token over in the URL fragment (`platform.html#token=...`), which never reaches any
 // server, not even in a Referer. The page takes it once, keeps it in sessionStorage (gone when the tab

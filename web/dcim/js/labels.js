@@ -2,7 +2,8 @@
 
 import { h } from "/common/dom.js";
 
-// fleet.v1.ClusterStatus, in the order the console lists them (DESIGN.md §4).
+// fleet.v1.ClusterStatus, in the order the console lists them
+// (docs/architecture.md, 'Status is computed, in Python and SQL').
 export const STATUSES = [
   ["CLUSTER_STATUS_PROVISIONING", "Provisioning"],
   ["CLUSTER_STATUS_STARTING", "Starting"],
@@ -17,11 +18,11 @@ export const STATUSES = [
   ["CLUSTER_STATUS_DELETED", "Deleted"],
 ];
 const STATUS_LABELS = new Map(STATUSES);
-// Needs attention = UNHEALTHY, ERROR, LOST (DESIGN.md §4).
+// Needs attention = UNHEALTHY, ERROR, LOST.
 const ATTENTION = new Set(["CLUSTER_STATUS_UNHEALTHY", "CLUSTER_STATUS_ERROR", "CLUSTER_STATUS_LOST"]);
 const CALM = new Set(["CLUSTER_STATUS_RUNNING"]);
 
-// fleet.v1.DriftKind (DESIGN.md §9).
+// fleet.v1.DriftKind (docs/architecture.md, 'Drift kinds and the lifecycle of a finding').
 export const DRIFT_KINDS = [
   ["DRIFT_KIND_ORPHAN_SHOOT", "Orphan shoot"],
   ["DRIFT_KIND_SHOOT_OF_DELETED_CLUSTER", "Shoot of a deleted cluster"],
@@ -31,7 +32,8 @@ export const DRIFT_KINDS = [
 ];
 const KIND_LABELS = new Map(DRIFT_KINDS);
 
-// The ledger's sources (DESIGN.md §8); the API accepts any type string, these are the known ones.
+// The ledger's sources (docs/collector.md, 'The infrastructure ledger'); the API accepts any type
+// string, these are the known ones.
 export const RESOURCE_TYPES = [
   "kubernetes.node",
   "kubernetes.persistentvolume",

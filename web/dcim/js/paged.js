@@ -1,8 +1,8 @@
 // A table over a paged List RPC: the first page at once, then "Show more" (one page) or "Show all"
 // (every remaining page, in order), following next_page_token until the API stops setting it.
 //
-// Pages are keyset pages (DESIGN.md §5), so rows added while a person reads do not shift or repeat
-// what is already shown. Failures on later pages are shown under the table; the rows stay.
+// Pages are keyset pages (docs/architecture.md, 'Keyset paging with signed tokens'), so rows added
+// while a person reads do not shift or repeat what is already shown. Failures on later pages are shown under the table; the rows stay.
 
 import { append, h, replace } from "/common/dom.js";
 import { formatCount } from "/common/format.js";

@@ -1,6 +1,6 @@
 // Summary: the platform at a glance (GetFleetSummary), with how fresh its numbers are.
 //
-// Freshness (FUN-23 §7): each worker loop records when it last completed a pass and its interval. A loop
+// Freshness: each worker loop records when it last completed a pass and its interval. A loop
 // whose last pass is older than three intervals is flagged as late (the same three intervals after which
 // a cluster's snapshot counts as stale); a loop that never completed a pass is flagged too.
 
