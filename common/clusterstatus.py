@@ -1,4 +1,4 @@
-"""The one definition of a cluster's status, readiness and staleness (DESIGN.md §4).
+"""The one definition of a cluster's status, readiness and staleness.
 
 The staff API derives what it shows from the cluster row, its `tenant.cluster_sync_state` row and
 the inventory loop's heartbeat with these pure functions. Where SQL must filter, page or count by the
@@ -32,7 +32,8 @@ SHOOT_STATUSES = (
 )
 SHOOT_OPERATIONS = ("create", "reconcile", "delete", "migrate", "restore")
 
-# Snapshots older than this many inventory intervals are stale (FUN-23 §7).
+# Snapshots older than this many inventory intervals are stale (docs/architecture.md,
+# 'Staleness is measured in inventory intervals').
 STALE_AFTER_INTERVALS = 3
 
 
@@ -62,7 +63,7 @@ def _check(name: str, value: str | None, allowed: tuple[str, ...]) -> None:
         raise ValueError(f"{name}={value!r}: expected one of {', '.join(allowed)}")
 
 
-def cluster_status(  # noqa: PLR0911 - one return per row of the table in DESIGN.md §4 reads best
+def cluster_status(  # noqa: PLR0911 - one return per rule reads best
     *,
     deleted: bool,
     sync_status: str | None,
@@ -70,7 +71,8 @@ def cluster_status(  # noqa: PLR0911 - one return per row of the table in DESIGN
     shoot_operation: str | None,
     ever_completed: bool,
 ) -> ClusterStatus:
-    """The status of one cluster; first matching row of the table in DESIGN.md §4 wins.
+    """The status of one cluster; the first rule that matches wins (docs/architecture.md,
+    'Status is computed, in Python and SQL').
 
     `sync_status` is None when the cluster has no sync state row; `ever_completed` is whether a sync
     of it ever completed (`first_completed` is set). Raises ValueError for a value outside the
@@ -136,7 +138,7 @@ def is_stale(
     collector_since: datetime | None,
     now: datetime,
 ) -> bool:
-    """Whether a cluster's snapshot is stale at `now` (FUN-23 §7).
+    """Whether a cluster's snapshot is stale at `now`.
 
     Only a ready cluster can be stale, and only once the inventory loop has recorded its interval
     (`interval_seconds`, from `worker_heartbeats`); before the collector ever ran nothing is stale. A

@@ -2,8 +2,8 @@
 
 uvloop by default: the collector and fleet-sim spend most of their CPU in the event loop, TLS and
 HTTP handling, and uvloop runs the loop and its TLS transport in C where the standard loop runs them
-in Python (9-14 % less worker CPU per cluster and about a fifth less simulator CPU, measured by
-bench.collector_fanout; docs/collector.md). `asyncio` keeps the standard loop, e.g. to rule the loop
+in Python, which shows as clearly less CPU per cluster in `bench.collector_fanout --event-loop`.
+`asyncio` keeps the standard loop, e.g. to rule the loop
 out when chasing a bug. The APIs are not affected: grpc.aio and uvicorn run on the standard loop.
 """
 

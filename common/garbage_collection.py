@@ -3,10 +3,10 @@
 Both processes turn JSON into short-lived dicts and lists all day, and nearly all of them die by
 reference counting, without ever being part of a cycle. At Python's default first-generation
 threshold (700 more container allocations than deallocations) the collector still walks them over
-and over: in an inventory round over 2,000 shoots it ran 1,300-1,460 times and took 2.0-2.6 s of the
-worker's 14.4-18.8 s of CPU. At 10,000 it runs about 40 times and takes 0.2 s, and the rare real
-cycles (exceptions with their tracebacks, closed connections) are still collected
-(bench.collector_fanout, docs/collector.md). The older generations keep Python's defaults. The APIs
+and over, more than a thousand times in a large inventory round, for a noticeable share of the
+worker's CPU. At 10,000 it runs a few dozen times, and the rare real cycles (exceptions with their
+tracebacks, closed connections) are still collected; `bench.collector_fanout` prints the collections
+and their time per round. The older generations keep Python's defaults. The APIs
 are not affected.
 """
 

@@ -3,7 +3,9 @@
 Roles are cluster-wide, so they are created by `apply_roles()` in a step of their own (idempotent,
 `db/roles.sql`). Migrations are the numbered files `db/migrations/NNNN_name.sql`, applied in order,
 each once, each in its own transaction, under a session advisory lock (two migrators at once take
-turns; the second finds nothing to do), recorded in `fleet_meta.schema_migrations`. Objects are
+turns; the second finds nothing to do), recorded in `fleet_meta.schema_migrations` with a checksum
+of their statements: a file whose statements changed after it was applied is refused, while its
+comments may be reworded. Objects are
 created as `fun_owner`, so that role owns everything. After each file the version is also written
 into the comment of schema `tenant`, where every role can read it without any table grant
 (`common.database.schema_version`).
@@ -31,6 +33,17 @@ ROLES_FILE = DB_DIR / "roles.sql"
 ADVISORY_LOCK_KEY = int.from_bytes(b"fleetmig", "big", signed=True)
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
 
+# Until comments were left out of the checksum, it covered each file's every byte. A database
+# migrated then recorded these checksums of the files as released; their statements are unchanged
+# since, so such a row is taken as up to date and rewritten with the statement checksum.
+WHOLE_FILE_CHECKSUMS = {
+    1: "dade57958f7aeff2bdd2ac440c104076cf2e1e5a9c2c11b2e46e0ae91eef6bfc",
+    2: "61e8a27ac0aa4fe905cbba127a6a4dff0433bdb323ceb62070f881362d17577f",
+    3: "818381ca64723993a48f61b6d8ea68ef1bfb4aa28d0c921353555be3e89e1653",
+    4: "6491de7c6cd290f7962dce76e4d531a503032e883e3785a45bfbaff4b6c1dc98",
+    5: "c97c4dbbfb627eeb2f281018da8293c28a3534a64ef29d492237c81578a910e5",
+}
+
 
 class MigrationError(RuntimeError):
     """The migrations on disk or in the database are not in a state this code can continue from."""
@@ -44,7 +57,14 @@ class Migration:
 
     @property
     def checksum(self) -> str:
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+        """SHA-256 of the statements: every line but blank ones and whole-line `--` comments."""
+        return statements_checksum(self.path.read_text())
+
+
+def statements_checksum(text: str) -> str:
+    lines = (line.rstrip() for line in text.splitlines())
+    statements = "\n".join(line for line in lines if line and not line.lstrip().startswith("--"))
+    return hashlib.sha256(statements.encode()).hexdigest()
 
 
 def available() -> list[Migration]:
@@ -118,7 +138,13 @@ def migrate(dsn: str, *, target: int | None = None) -> list[int]:
                 if target is not None and migration.version > target:
                     break
                 if migration.version in done:
-                    if done[migration.version] != migration.checksum:
+                    recorded = done[migration.version]
+                    if recorded == WHOLE_FILE_CHECKSUMS.get(migration.version):
+                        conn.execute(
+                            "UPDATE fleet_meta.schema_migrations SET checksum = %s WHERE version = %s",
+                            [migration.checksum, migration.version],
+                        )
+                    elif recorded != migration.checksum:
                         raise MigrationError(
                             f"{migration.path.name} changed after it was applied; add a new migration instead"
                         )

@@ -144,8 +144,42 @@ def test_an_applied_migration_that_changed_is_refused(
     monkeypatch.setattr(db.migrate, "MIGRATIONS_DIR", copy)
     migrate(empty_database.dsn(), target=1)
     first = sorted(copy.glob("0001_*.sql"))[0]
-    first.write_text(first.read_text() + "\n-- edited after it was applied\n")
+    first.write_text(first.read_text() + "\nSELECT 1; -- a statement added after it was applied\n")
     with pytest.raises(MigrationError, match="changed after it was applied"):
+        migrate(empty_database.dsn())
+
+
+def test_a_reworded_comment_is_no_change(
+    empty_database: TestDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = tmp_path / "migrations"
+    shutil.copytree(db.migrate.MIGRATIONS_DIR, copy)
+    monkeypatch.setattr(db.migrate, "MIGRATIONS_DIR", copy)
+    migrate(empty_database.dsn(), target=1)
+    first = sorted(copy.glob("0001_*.sql"))[0]
+    first.write_text("-- a comment reworded after it was applied\n\n" + first.read_text() + "\n    -- and one more\n")
+    assert migrate(empty_database.dsn()) == list(range(2, latest_version() + 1))
+
+
+def test_a_database_migrated_under_whole_file_checksums_is_up_to_date(empty_database: TestDatabase) -> None:
+    """Databases migrated before comments were left out of the checksum recorded each file's every byte."""
+    migrate(empty_database.dsn())
+    with psycopg.connect(empty_database.dsn(), autocommit=True) as conn:
+        for version, checksum in db.migrate.WHOLE_FILE_CHECKSUMS.items():
+            conn.execute(
+                "UPDATE fleet_meta.schema_migrations SET checksum = %s WHERE version = %s", [checksum, version]
+            )
+    assert migrate(empty_database.dsn()) == []
+    with psycopg.connect(empty_database.dsn()) as conn:
+        recorded = dict(conn.execute("SELECT version, checksum FROM fleet_meta.schema_migrations").fetchall())
+    assert recorded == {m.version: m.checksum for m in db.migrate.available()}
+    # Only the released checksum of that very file is accepted, not another file's.
+    with psycopg.connect(empty_database.dsn(), autocommit=True) as conn:
+        conn.execute(
+            "UPDATE fleet_meta.schema_migrations SET checksum = %s WHERE version = 1",
+            [db.migrate.WHOLE_FILE_CHECKSUMS[2]],
+        )
+    with pytest.raises(MigrationError, match=r"0001_tenant_model\.sql changed after it was applied"):
         migrate(empty_database.dsn())
 
 

@@ -1,4 +1,4 @@
--- 0001: the platform's own tenant model (a faithful subset of Fundament, DESIGN.md §3), its roles'
+-- 0001: the platform's own tenant model (a faithful subset of Fundament's), its roles'
 -- privileges and row security, and the system organization.
 --
 -- In production other services own these tables; here the fleet generator, the demo and the tests

@@ -1,4 +1,4 @@
--- 0002: the tables FUN-23 adds (DESIGN.md §3, §7–§9): the collector's latest observations, the worker
+-- 0002: the tables FUN-23 adds: the collector's latest observations, the worker
 -- loops' heartbeats, the mirror of Gardener's shoots, drift findings and the infrastructure ledger.
 --
 -- Snapshots are tables of their own, never columns on tenant.clusters: in Fundament every change to
@@ -7,7 +7,7 @@
 -- destroyed or soft-deleted instead); fun_platform_admin_api reads them all.
 SET LOCAL lock_timeout = '10s';
 
--- cluster_snapshots: the latest observation per cluster (§7). A failed collection keeps the numbers
+-- cluster_snapshots: the latest observation per cluster. A failed collection keeps the numbers
 -- and `observed` of the last good one and records last_error/last_error_at.
 CREATE TABLE tenant.cluster_snapshots (
     cluster_id uuid NOT NULL,
@@ -81,7 +81,7 @@ CREATE POLICY namespace_snapshots_cluster_worker_write ON tenant.namespace_snaps
 
 -- worker_heartbeats: one row per periodic loop. `last_completed` is when the loop last completed a
 -- pass (inventory: queued a round; reconcile: stored a listing) and `interval_seconds` its interval
--- then; staleness (§4) is measured in those intervals. `first_completed` keeps when the loop first
+-- then; staleness is measured in those intervals. `first_completed` keeps when the loop first
 -- ever completed a pass (the default fills it on the first insert; an upsert leaves it alone), so a
 -- cluster the collector never read is only called stale once the collector had time to read it.
 CREATE TABLE tenant.worker_heartbeats (
@@ -103,7 +103,7 @@ CREATE POLICY worker_heartbeats_admin_api_read ON tenant.worker_heartbeats
 CREATE POLICY worker_heartbeats_cluster_worker_write ON tenant.worker_heartbeats
     FOR ALL TO fun_cluster_worker USING (true) WITH CHECK (true);
 
--- gardener_shoots: every shoot reconcile listed (§9), upserted by uid, soft-deleted when no longer
+-- gardener_shoots: every shoot reconcile listed, upserted by uid, soft-deleted when no longer
 -- listed. The raw label values are kept as they were (a label may be no UUID at all, or name a
 -- cluster or organization that does not exist), so there is no foreign key on the parsed ids:
 -- cluster_id/organization_id are the labels parsed as UUIDs, NULL when they are not UUIDs.
@@ -136,7 +136,7 @@ CREATE POLICY gardener_shoots_admin_api_read ON tenant.gardener_shoots
 CREATE POLICY gardener_shoots_cluster_worker_write ON tenant.gardener_shoots
     FOR ALL TO fun_cluster_worker USING (true) WITH CHECK (true);
 
--- drift_findings: disagreements between the database and Gardener (§9). At most one open finding
+-- drift_findings: disagreements between the database and Gardener. At most one open finding
 -- per (kind, subject); a finding is resolved, never deleted, and one that comes back is a new row.
 CREATE TABLE tenant.drift_findings (
     id uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -178,7 +178,7 @@ CREATE POLICY drift_findings_admin_api_read ON tenant.drift_findings
 CREATE POLICY drift_findings_cluster_worker_write ON tenant.drift_findings
     FOR ALL TO fun_cluster_worker USING (true) WITH CHECK (true);
 
--- infrastructure_resources: the ledger (§8), one row per lifetime of one resource. Cluster-wide kinds
+-- infrastructure_resources: the ledger, one row per lifetime of one resource. Cluster-wide kinds
 -- (nodes, persistent volumes) have namespace '' rather than NULL, so that two active rows of the same
 -- cluster-wide resource collide on the unique index just like namespaced ones do.
 CREATE TABLE tenant.infrastructure_resources (

@@ -1,4 +1,4 @@
--- 0003: tenant.platform_overview(), the whole of the public boundary (DESIGN.md §3, FUN-23 §3).
+-- 0003: tenant.platform_overview(), the whole of the public boundary.
 --
 -- fun_platform_public_api has no table grant at all; this function is the one thing it can do. It
 -- runs as its owner fun_owner (SECURITY DEFINER; fun_owner owns the tables, so row security does not

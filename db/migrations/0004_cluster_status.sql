@@ -1,4 +1,4 @@
--- 0004: the SQL twins of services/common/clusterstatus.py (DESIGN.md §4), so the staff API can filter,
+-- 0004: the SQL twins of common/clusterstatus.py, so the staff API can filter,
 -- page and count by status, readiness and staleness inside one query.
 --
 -- The Python module is the definition; these functions must agree with it on every combination of
@@ -55,7 +55,7 @@ AS $$
     )
 $$;
 
--- Staleness (FUN-23 §7): a ready cluster whose snapshot is older than three inventory intervals, as
+-- Staleness: a ready cluster whose snapshot is older than three inventory intervals, as
 -- the collector last recorded its interval. Not stale: a cluster ready (`ready_since`, from
 -- shoot_status_changed) for less than three intervals; anything before the collector ever ran
 -- (`interval_seconds` NULL). A ready cluster never collected (`observed` NULL) is stale once it has

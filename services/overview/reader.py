@@ -1,7 +1,8 @@
 """The one database read behind the overview cache: `tenant.platform_overview()`, as the public role.
 
-The single-flight cache (`services/common/singleflight.py`) decides when to read and bounds the read with its deadline; this module only
-reads, converts and counts. One `async with pool.connection()` block is the whole transaction.
+The single-flight cache (`services/common/singleflight.py`) decides when to read and bounds the read
+with its deadline; this module only reads, converts and counts. One `async with pool.connection()`
+block is the whole transaction.
 """
 
 from __future__ import annotations
