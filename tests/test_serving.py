@@ -39,6 +39,7 @@ SERVICE = overview_pb2.DESCRIPTOR.services_by_name["OverviewService"]
 class ProbeService(OverviewService):
     calls: list[str] = field(default_factory=list)
     fail_with: Exception | None = None
+    delay_seconds: float = 0.0
 
     async def get_platform_overview(
         self,
@@ -46,6 +47,8 @@ class ProbeService(OverviewService):
         ctx: RequestContext[overview_pb2.GetPlatformOverviewRequest, overview_pb2.GetPlatformOverviewResponse],
     ) -> overview_pb2.GetPlatformOverviewResponse:
         self.calls.append(ctx.http_method)
+        if self.delay_seconds:
+            await asyncio.sleep(self.delay_seconds)
         if self.fail_with is not None:
             raise self.fail_with
         ctx.response_headers["cache-control"] = "public, max-age=7"
@@ -75,9 +78,7 @@ class Running:
         return f"127.0.0.1:{self.server.grpc_port}"
 
 
-@pytest.fixture
-async def running() -> AsyncIterator[Running]:
-    service = ProbeService()
+def probe_server(service: ProbeService, *, shutdown_grace_seconds: float = 5.0) -> ApiServer:
     stack = RequestStack(authenticate=deny_token_secret)
     connect = OverviewServiceASGIApplication(service, interceptors=[ConnectStackInterceptor(stack)])
 
@@ -85,9 +86,21 @@ async def running() -> AsyncIterator[Running]:
         return True
 
     readiness = Readiness(ready)
-    settings = HttpSettings(host="127.0.0.1", http_port=0, grpc_port=0, origins=("https://console.example",))
+    settings = HttpSettings(
+        host="127.0.0.1",
+        http_port=0,
+        grpc_port=0,
+        origins=("https://console.example",),
+        shutdown_grace_seconds=shutdown_grace_seconds,
+    )
     app = http_app(connect, connect.path, readiness, origins=settings.origins, allow_credentials=False)
-    server = ApiServer(settings, app, [grpc_generic_handler(service, SERVICE, stack)], [SERVICE.full_name], readiness)
+    return ApiServer(settings, app, [grpc_generic_handler(service, SERVICE, stack)], [SERVICE.full_name], readiness)
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[Running]:
+    service = ProbeService()
+    server = probe_server(service)
     await server.start()
     try:
         yield Running(service, server)
@@ -212,3 +225,52 @@ async def test_reflection_lists_every_method_and_health_with_buf_curl(running: R
     )
     assert rc == 0, err
     assert json.loads(out)["status"] == "SERVING"
+
+
+async def _calls_in_flight_during_stop(delay_seconds: float, grace_seconds: float) -> tuple[object, object]:
+    """Start one slow call on each protocol, stop the server while both run; what each call ended with."""
+    service = ProbeService(delay_seconds=delay_seconds)
+    server = probe_server(service, shutdown_grace_seconds=grace_seconds)
+    await server.start()
+    async with (
+        httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.http_port}", timeout=60) as client,
+        grpc.aio.insecure_channel(f"127.0.0.1:{server.grpc_port}") as channel,
+    ):
+        connect_call = asyncio.create_task(
+            client.post(PATH, content=b"{}", headers={"content-type": "application/json"})
+        )
+        stub = OverviewServiceStub(channel)
+
+        async def grpc_overview() -> object:
+            return await stub.GetPlatformOverview(overview_pb2.GetPlatformOverviewRequest(), timeout=60)
+
+        grpc_call = asyncio.create_task(grpc_overview())
+        while len(service.calls) < 2:  # noqa: ASYNC110 - both calls have reached the service
+            await asyncio.sleep(0.01)
+        # A bound on the test itself, not a figure: stop() must end on its own once the grace is over.
+        await asyncio.wait_for(server.stop(), timeout=30)
+        results = await asyncio.gather(connect_call, grpc_call, return_exceptions=True)
+    return results[0], results[1]
+
+
+# uvicorn's own default grace is 5 s: a call of 6 s under a grace of 10, and one of 3 s under a grace
+# of 0.5, show that SHUTDOWN_GRACE (not a fixed figure) bounds the HTTP port as it does gRPC.
+
+
+@pytest.mark.slow
+async def test_shutdown_grace_lets_calls_in_flight_finish_on_both_protocols() -> None:
+    connect_result, grpc_result = await _calls_in_flight_during_stop(delay_seconds=6, grace_seconds=10)
+    assert isinstance(connect_result, httpx.Response) and connect_result.status_code == 200
+    assert isinstance(grpc_result, overview_pb2.GetPlatformOverviewResponse) and grpc_result.totals.clusters == 2
+
+
+async def test_shutdown_grace_ends_calls_that_outlast_it_on_both_protocols() -> None:
+    connect_result, grpc_result = await _calls_in_flight_during_stop(delay_seconds=3, grace_seconds=0.5)
+    # Cut at the grace: Connect answers `canceled` (HTTP 499) when it still can, else the connection drops.
+    cut = isinstance(connect_result, httpx.HTTPError) or (
+        isinstance(connect_result, httpx.Response)
+        and connect_result.status_code == 499
+        and connect_result.json()["code"] == "canceled"
+    )
+    assert cut, connect_result
+    assert isinstance(grpc_result, grpc.aio.AioRpcError), grpc_result
