@@ -136,27 +136,25 @@ def test_a_target_stops_early_and_the_rest_follows_later(empty_database: TestDat
     assert migrate(empty_database.dsn()) == list(range(3, latest_version() + 1))
 
 
-def test_an_applied_migration_that_changed_is_refused(
-    empty_database: TestDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def first_applied(empty_database: TestDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Migration 0001 applied from a copy of the migrations; the copy's 0001 file, to edit."""
     copy = tmp_path / "migrations"
     shutil.copytree(db.migrate.MIGRATIONS_DIR, copy)
     monkeypatch.setattr(db.migrate, "MIGRATIONS_DIR", copy)
     migrate(empty_database.dsn(), target=1)
-    first = sorted(copy.glob("0001_*.sql"))[0]
+    return sorted(copy.glob("0001_*.sql"))[0]
+
+
+def test_an_applied_migration_that_changed_is_refused(empty_database: TestDatabase, first_applied: Path) -> None:
+    first = first_applied
     first.write_text(first.read_text() + "\nSELECT 1; -- a statement added after it was applied\n")
     with pytest.raises(MigrationError, match="changed after it was applied"):
         migrate(empty_database.dsn())
 
 
-def test_a_reworded_comment_is_no_change(
-    empty_database: TestDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    copy = tmp_path / "migrations"
-    shutil.copytree(db.migrate.MIGRATIONS_DIR, copy)
-    monkeypatch.setattr(db.migrate, "MIGRATIONS_DIR", copy)
-    migrate(empty_database.dsn(), target=1)
-    first = sorted(copy.glob("0001_*.sql"))[0]
+def test_a_reworded_comment_is_no_change(empty_database: TestDatabase, first_applied: Path) -> None:
+    first = first_applied
     first.write_text("-- a comment reworded after it was applied\n\n" + first.read_text() + "\n    -- and one more\n")
     assert migrate(empty_database.dsn()) == list(range(2, latest_version() + 1))
 
