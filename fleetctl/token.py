@@ -18,7 +18,7 @@ from pathlib import Path
 from common.settings import SettingsError, env_secret
 from services.common.auth import MIN_SECRET_BYTES, DcimTokenRules, canonical_uuid, mint_token
 
-# DCIM's own tokens live 24 hours (fundament-facts §5.2); a local token gets no more.
+# DCIM's own tokens live 24 hours; a local token gets no more.
 MAX_TTL = timedelta(hours=24)
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}

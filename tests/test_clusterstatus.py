@@ -1,4 +1,4 @@
-"""The cluster status rule of DESIGN.md §4 as plain functions, without any I/O.
+"""The cluster status rules of common/clusterstatus.py as plain functions, without any I/O.
 
 Each row of the design's table is a case with a readable id; the SQL twin is held to the same rule
 over every input combination in test_clusterstatus_sql.py.

@@ -1,4 +1,4 @@
-"""The privilege matrix of DESIGN.md §3, checked against the catalog and by trying as each role.
+"""The privilege matrix of the database roles, checked against the catalog and by trying as each role.
 
 Tables and functions are discovered from the catalog (every schema but PostgreSQL's own), so a table
 or function added by a later migration is covered without touching this file: it must then fit the

@@ -1,4 +1,4 @@
-"""DCIM authentication of platform-admin-api on both protocols (DESIGN.md §6).
+"""DCIM authentication of platform-admin-api on both protocols.
 
 Every bad credential of the table in tests/test_auth.py is UNAUTHENTICATED over gRPC and Connect,
 and none of them makes the service ask its pool for a connection; the valid token is accepted from

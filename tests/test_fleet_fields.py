@@ -1,7 +1,7 @@
 """Every field of every RPC is filled, and filled right, on the generated fleet.
 
 Expected values are computed here from raw rows read as a superuser with plain queries and Python
-(the "live at every level" and "ready" rules of DESIGN.md §3 and §4 spelled out again), so a wrong join
+(the "live at every level" and "ready" rules spelled out again), so a wrong join
 or a forgotten field in the service shows up as a difference.
 """
 
