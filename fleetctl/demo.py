@@ -21,6 +21,7 @@ import contextlib
 import itertools
 import logging
 import secrets
+import shlex
 import shutil
 import signal
 import sys
@@ -49,6 +50,8 @@ logger = logging.getLogger("fleet.demo")
 PROJECT = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
 STAFF_SUBJECT = uuid.UUID("6f1c0d2e-0000-4000-8000-00000000d1c1")
+# The banner's heading above its example commands, one a line, ended by an empty line.
+TRY_HEADING = "try"
 
 
 @dataclass(frozen=True)
@@ -220,13 +223,54 @@ class Demo:
                 return str(cluster.id)
         return "<cluster id>"
 
-    def banner(self) -> str:
+    def files(self) -> dict[str, Path]:
+        """What the demo writes for people and their tools, by what it is."""
+        sim_dir = self.state_dir / "sim"
+        return {
+            "staff token": self.state_dir / "staff-token",
+            "JWT secret": self.state_dir / "jwt-secret",
+            "garden kubeconfig": sim_dir / "garden-kubeconfig.yaml",
+            "simulator CA": sim_dir / "ca.crt",
+            "simulator control token": sim_dir / "control-token",
+        }
+
+    def example_commands(self) -> list[str]:
+        """Commands that work as printed, from any folder, while the demo runs (a test runs each one)."""
         p = self.ports
-        token_file = self.state_dir / "staff-token"
+        files = {name: shlex.quote(str(path)) for name, path in self.files().items()}
+        tools = shlex.quote(str(Path(sys.executable).parent))
         fleet_rpc = "fundament.fleet.v1.FleetService"
         grpc_admin = f"{HOST}:{p.admin_grpc}"
         auth = '-H "authorization: Bearer $TOKEN"'
+        # --fail-with-body: an HTTP error is a failed command, not a quiet exit 0 with an error body.
+        curl = "curl -sS --fail-with-body"
         cluster = self.example_cluster_id()
+        return [
+            f"export TOKEN=$(cat {files['staff token']}) PATH={tools}:$PATH",
+            f"grpcurl -plaintext {HOST}:{p.public_grpc} fundament.overview.v1.OverviewService/GetPlatformOverview",
+            f"{curl} -i 'http://{HOST}:{p.public_http}/fundament.overview.v1.OverviewService/GetPlatformOverview"
+            "?encoding=json&message=%7B%7D'",
+            f"grpcurl -plaintext {auth} {grpc_admin} {fleet_rpc}/GetFleetSummary",
+            f"grpcurl -plaintext {auth} -d '{{\"page_size\": 5}}' {grpc_admin} {fleet_rpc}/ListOrganizations",
+            f'grpcurl -plaintext {auth} -d \'{{"page_size": 5, "needs_attention": true}}\' {grpc_admin} '
+            f"{fleet_rpc}/ListClusters",
+            f'grpcurl -plaintext {auth} -d \'{{"id": "{cluster}"}}\' {grpc_admin} {fleet_rpc}/GetCluster',
+            f"grpcurl -plaintext {auth} -d '{{\"page_size\": 20}}' {grpc_admin} {fleet_rpc}/ListDriftFindings",
+            f'grpcurl -plaintext {auth} -d \'{{"page_size": 5, "billable": true}}\' {grpc_admin} '
+            f"{fleet_rpc}/ListInfrastructureResources",
+            f"buf curl --protocol grpc --http2-prior-knowledge {auth} -d '{{}}' "
+            f"http://{grpc_admin}/{fleet_rpc}/GetFleetSummary",
+            f"{curl} {auth} -H 'content-type: application/json' -d '{{\"page_size\": 3}}' "
+            f"http://{HOST}:{p.admin_http}/{fleet_rpc}/ListClusters",
+            f"fleet token --secret-file {files['JWT secret']} --subject {STAFF_SUBJECT} --ttl 1h --name 'demo staff'",
+            f"kubectl --kubeconfig {files['garden kubeconfig']} get shoots --all-namespaces",
+            f"{curl} --cacert {files['simulator CA']} "
+            f'-H "authorization: Bearer $(cat {files["simulator control token"]})" https://{HOST}:{p.sim}/_sim/state',
+        ]
+
+    def banner(self) -> str:
+        p = self.ports
+        width = max(len(name) for name in self.files())
         lines = [
             "",
             "fleet inventory demo is running (Ctrl-C stops everything it started)",
@@ -235,34 +279,22 @@ class Demo:
             f"  console /platform (public):  http://{HOST}:{p.console}/platform",
             f"  DCIM /platform (staff):      http://{HOST}:{p.dcim}/platform#token={self.token}",
             "",
-            "APIs",
+            "APIs and the simulated garden",
             f"  platform-public-api  Connect http://{HOST}:{p.public_http}   gRPC {HOST}:{p.public_grpc}",
             f"  platform-admin-api   Connect http://{HOST}:{p.admin_http}   gRPC {HOST}:{p.admin_grpc}",
+            f"  fleet-sim            https://{HOST}:{p.sim} (the garden's API server; shoots under /shoots/)",
             f"  health and metrics   http://{HOST}:{p.public_http}/metrics  http://{HOST}:{p.admin_http}/metrics"
             f"  http://{HOST}:{p.inventory_health}/metrics  http://{HOST}:{p.reconcile_health}/metrics",
             "",
-            f"staff token (12 h, also in {token_file}):",
+            f"staff token (12 h, also in {self.files()['staff token']}):",
             f"  {self.token}",
             "",
-            "try (from the project folder; the tools are in .venv/bin):",
-            f"  export TOKEN=$(cat {token_file}) PATH=$PWD/.venv/bin:$PATH",
-            f"  grpcurl -plaintext {HOST}:{p.public_grpc} fundament.overview.v1.OverviewService/GetPlatformOverview",
-            f"  curl -s 'http://{HOST}:{p.public_http}/fundament.overview.v1.OverviewService/GetPlatformOverview"
-            "?encoding=json&message=%7B%7D' -i",
-            f"  grpcurl -plaintext {auth} {grpc_admin} {fleet_rpc}/GetFleetSummary",
-            f"  grpcurl -plaintext {auth} -d '{{\"page_size\": 5}}' {grpc_admin} {fleet_rpc}/ListOrganizations",
-            f'  grpcurl -plaintext {auth} -d \'{{"page_size": 5, "needs_attention": true}}\' {grpc_admin} '
-            f"{fleet_rpc}/ListClusters",
-            f'  grpcurl -plaintext {auth} -d \'{{"id": "{cluster}"}}\' {grpc_admin} {fleet_rpc}/GetCluster',
-            f"  grpcurl -plaintext {auth} -d '{{\"page_size\": 20}}' {grpc_admin} {fleet_rpc}/ListDriftFindings",
-            f'  grpcurl -plaintext {auth} -d \'{{"page_size": 5, "billable": true}}\' {grpc_admin} '
-            f"{fleet_rpc}/ListInfrastructureResources",
-            f"  buf curl --protocol grpc --http2-prior-knowledge {auth} -d '{{}}' "
-            f"http://{grpc_admin}/{fleet_rpc}/GetFleetSummary",
-            f"  curl -s {auth} -H 'content-type: application/json' -d '{{\"page_size\": 3}}' "
-            f"http://{HOST}:{p.admin_http}/{fleet_rpc}/ListClusters",
+            "files (written again on every start)",
+            *(f"  {name:<{width}}  {path}" for name, path in self.files().items()),
+            f"  {'logs':<{width}}  {self.supervisor.log_dir}/",
             "",
-            f"logs: {self.supervisor.log_dir}/",
+            f"{TRY_HEADING} (each line works as printed, from any folder):",
+            *(f"  {command}" for command in self.example_commands()),
             "",
         ]
         return "\n".join(lines)
