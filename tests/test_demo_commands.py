@@ -11,6 +11,7 @@ The demo's ports are fixed, so a demo already running here makes this fail (it n
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import subprocess
@@ -140,7 +141,7 @@ def run_all(lines: list[ShellLine], state_dir: Path, *, timeout_seconds: float =
     """Run the lines in one session; the report of every line that does not work as printed."""
     home = state_dir / "home"
     home.mkdir(parents=True, exist_ok=True)
-    env = {"HOME": str(home), "PATH": newcomer_path(ROOT), "LANG": "C.UTF-8"}
+    env = {"HOME": str(home), "PATH": newcomer_path(ROOT, os.environ.get("PATH", "/usr/bin:/bin")), "LANG": "C.UTF-8"}
     session = ShellSession(ROOT, env, state_dir / "shell", timeout_seconds=timeout_seconds)
     return [outcome.report() for outcome in map(session.run, lines) if outcome.problem is not None]
 
