@@ -186,14 +186,16 @@ def test_a_line_that_fails_is_reported(tmp_path: Path) -> None:
         ShellLine("t:5", "TOKEN=$(cat /nonexistent/token)"),
         ShellLine("t:6", "sleep 60"),
         ShellLine("t:7", """echo '{"code": "unauthenticated", "message": "no"}'"""),
+        ShellLine("t:8", """echo '{"error": "unknown shoot"}'"""),
     ]
     failures = run_all(lines, tmp_path, timeout_seconds=3)
-    assert [f.split(":", 2)[1] for f in failures] == ["3", "4", "5", "6", "7"]
+    assert [f.split(":", 2)[1] for f in failures] == ["3", "4", "5", "6", "7", "8"]
     assert "exited with 1" in failures[0]
     assert "printed nothing and set no variable" in failures[1]
     assert "No such file" in failures[2]
     assert "did not finish" in failures[3]
-    assert "Connect error" in failures[4]
+    assert "answered with an error" in failures[4]
+    assert "answered with an error" in failures[5]
 
 
 def test_sh_demo_blocks_are_read_with_continuations_and_without_comments(tmp_path: Path) -> None:
