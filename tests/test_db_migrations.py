@@ -169,7 +169,9 @@ def test_a_database_migrated_under_whole_file_checksums_is_up_to_date(empty_data
             )
     assert migrate(empty_database.dsn()) == []
     with psycopg.connect(empty_database.dsn()) as conn:
-        recorded = dict(conn.execute("SELECT version, checksum FROM fleet_meta.schema_migrations").fetchall())
+        recorded: dict[int, str] = dict(
+            conn.execute("SELECT version, checksum FROM fleet_meta.schema_migrations").fetchall()
+        )
     assert recorded == {m.version: m.checksum for m in db.migrate.available()}
     # Only the released checksum of that very file is accepted, not another file's.
     with psycopg.connect(empty_database.dsn(), autocommit=True) as conn:
