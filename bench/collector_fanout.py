@@ -28,12 +28,13 @@ from pathlib import Path
 import orjson
 
 from bench.common import module_command, postgres, simulator_process, worker_database
-from collector import inventory_store as store
-from collector.gardener import CredentialCache, RealGardener, renew_margin, shoot_refs
-from collector.inventory import InventoryLoop, RoundSummary
-from collector.kube import garden_client
-from collector.ledger import SOURCES
-from collector.readers import GardenReader
+from collector.inventory import store
+from collector.inventory.garden_reader import GardenReader
+from collector.inventory.loop import InventoryLoop, RoundSummary
+from collector.inventory.sources import SOURCES
+from collector.kube.client import garden_client
+from collector.kube.credential_cache import CredentialCache, renew_margin
+from collector.kube.garden import RealGardener, shoot_refs
 from collector.settings import InventorySettings
 from common import eventloop
 from common.database import make_pool

@@ -10,7 +10,7 @@ process of its own (`fleet-sim --huge-shoot`), and PostgreSQL (a throwaway embed
    wait4) must stay under 400 MB. Its CPU and the numbers it stored are printed too.
 2. CPU per 10,000 pods of metadata, on the same bytes (the pod list the collector asks for, fetched
    once), side by side: a bare `orjson.loads` (with Python's GC as it is, and with the GC off), the
-   collector's path (collector.liststream fed 1 MiB chunks, folding pods into counts per namespace),
+   collector's path (collector.kube.liststream fed 1 MiB chunks, folding pods into counts per namespace),
    and the typed client path (`ApiClient.deserialize(..., "V1PodList")`, what CoreV1Api does; on a
    10,000-pod slice, it is slow). Targets: collector <= 2x bare orjson.loads, typed >= 5x collector.
 
@@ -37,7 +37,7 @@ import yaml
 from kubernetes import client, config
 
 from bench.common import PROJECT, module_command, postgres, simulator_process, worker_database
-from collector.liststream import ListSplitter, gc_paused
+from collector.kube.liststream import ListSplitter, gc_paused
 from sim.fleets import huge_cluster_id, huge_fleet
 
 DATABASE = "fleet_bench_huge"

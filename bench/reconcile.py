@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import module_command, postgres, simulator_process, worker_database
-from collector.gardener import RealGardener
-from collector.kube import garden_client
-from collector.reconcile import ReconcileLoop
+from collector.kube.client import garden_client
+from collector.kube.garden import RealGardener
+from collector.reconcile.loop import ReconcileLoop
 from common.database import make_pool
 from common.labels import CLUSTER_ID_LABEL
 from common.settings import DatabaseSettings

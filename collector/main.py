@@ -6,7 +6,7 @@
 
 The only module of the collector that reads `os.environ`: it builds one `Settings`, configures JSON
 logs, opens the process's one database pool (as fun_cluster_worker) and the Gardener client
-(`Worker`), and hands them to the loops. SIGTERM and SIGINT stop the loop gracefully: a round in
+(worker.py's `Worker`), and hands them to the loops. SIGTERM and SIGINT stop the loop gracefully: a round in
 progress is cancelled, which rolls back each cluster's transaction.
 """
 
@@ -14,36 +14,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
-from psycopg_pool import AsyncConnectionPool
-
-from collector import inventory_store as store
-from collector.cli import ProgressBar, print_summary
-from collector.gardener import (
-    CredentialCache,
-    Gardener,
-    MockGardener,
-    MockShootRow,
-    RealGardener,
-    renew_margin,
-)
-from collector.inventory import InventoryLoop
-from collector.kube import KubeError, garden_client
-from collector.ledger import SOURCES
-from collector.readers import ClusterReader, GardenReader, MockReader
-from collector.reconcile import ReconcileLoop
+from collector.inventory import store
+from collector.inventory.reading import ClusterRow
+from collector.inventory.report import ProgressBar, print_summary
+from collector.kube.errors import KubeError
 from collector.settings import Settings
+from collector.worker import Worker, build_inventory, build_reconcile, open_worker
 from common import eventloop
-from common.clock import Clock, utc_now
-from common.database import make_pool, require_schema
+from common.database import require_schema
 from common.errors import DatabaseUnavailable, SchemaTooOld
 from common.garbage_collection import set_gc_threshold
 from common.health import Readiness, health_server
@@ -57,96 +41,8 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-class Loop(Protocol):
-    """What `cluster-worker run` runs: InventoryLoop or ReconcileLoop."""
-
-    async def run(self, stop: asyncio.Event) -> None: ...
-
-
-@dataclass
-class Worker:
-    """What both modes share: settings, the one pool, the Gardener client and the clock."""
-
-    settings: Settings
-    pool: AsyncConnectionPool[Any]
-    gardener: Gardener
-    clock: Clock = utc_now
-
-
-@contextlib.asynccontextmanager
-async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIterator[Worker]:
-    """Open the pool (checking the schema) and the Gardener client; close both at the end.
-
-    Raises DatabaseUnavailable when the database cannot be reached, SchemaTooOld when its schema is too old, and
-    collector.kube.KubeError when the garden kubeconfig cannot be loaded.
-    """
-    pool: AsyncConnectionPool[Any] = make_pool(settings.database, application_name=f"cluster-worker-{settings.mode}")
-    try:
-        await pool.open(wait=True, timeout=settings.database.connect_timeout_seconds)
-    except Exception as e:
-        await pool.close()
-        raise DatabaseUnavailable(f"cannot connect to the database: {type(e).__name__}") from e
-    try:
-        await require_schema(pool)
-        if settings.gardener.mode == "real" and settings.gardener.kubeconfig is not None:
-            client = await garden_client(
-                settings.gardener.kubeconfig, timeout_seconds=settings.gardener.request_timeout_seconds
-            )
-            gardener: Gardener = RealGardener(client)
-        else:
-            gardener = MockGardener(_mock_shoots(pool))
-        try:
-            yield Worker(settings, pool, gardener, clock)
-        finally:
-            await gardener.close()
-    finally:
-        await pool.close()
-
-
-def _mock_shoots(pool: AsyncConnectionPool[Any]) -> Callable[[], Awaitable[list[MockShootRow]]]:
-    async def load() -> list[MockShootRow]:
-        async with pool.connection() as conn:
-            return await store.mock_shoots(conn)
-
-    return load
-
-
-def build_reader(worker: Worker) -> ClusterReader:
-    """The cluster reader GARDENER_MODE names: shoots through Gardener, or the database."""
-    settings = worker.settings
-    if settings.gardener.mode == "mock":
-        return MockReader(worker.pool, sources=SOURCES)
-    credentials = CredentialCache(
-        worker.gardener,
-        kind=settings.gardener.credential,
-        lifetime_seconds=settings.gardener.credential_lifetime_seconds,
-        renew_before=renew_margin(settings.inventory.timeout_seconds),
-        clock=worker.clock,
-    )
-    return GardenReader(
-        worker.gardener, credentials, sources=SOURCES, timeout_seconds=settings.inventory.timeout_seconds
-    )
-
-
-def build_inventory(worker: Worker) -> InventoryLoop:
-    """WORKER_MODE=inventory: the collector of DESIGN.md §7."""
-    return InventoryLoop(
-        pool=worker.pool, reader=build_reader(worker), settings=worker.settings.inventory, clock=worker.clock
-    )
-
-
 class ReconcileNotWired(RuntimeError):
     """The reconcile loop is not connected to this entry point yet."""
-
-
-def build_reconcile(worker: Worker) -> ReconcileLoop:
-    """WORKER_MODE=reconcile: the shoots mirror and drift findings (DESIGN.md §9)."""
-    return ReconcileLoop(
-        pool=worker.pool,
-        gardener=worker.gardener,
-        interval_seconds=worker.settings.reconcile.interval_seconds,
-        clock=worker.clock,
-    )
 
 
 async def reconcile_once(worker: Worker, out: TextIO) -> int:
@@ -212,8 +108,8 @@ async def collect(settings: Settings, refs: list[str] | None, out: TextIO, progr
     return EXIT_OK if summary.failed == 0 else EXIT_FAILED
 
 
-async def _resolve(conn: Any, refs: list[str]) -> tuple[list[store.ClusterRow], list[str]]:
-    clusters: list[store.ClusterRow] = []
+async def _resolve(conn: Any, refs: list[str]) -> tuple[list[ClusterRow], list[str]]:
+    clusters: list[ClusterRow] = []
     problems: list[str] = []
     for ref in refs:
         found = await store.find_clusters(conn, ref)

@@ -1,4 +1,4 @@
-"""collector.kube and collector.gardener at the edges: kubeconfigs, client certificates, errors, paging.
+"""collector.kube at the edges: kubeconfigs, client certificates, errors, paging, the Gardener client.
 
 Client certificates (what Gardener's adminkubeconfig carries) are tested against a small TLS server
 of this test that demands one; paging and its failures against fleet-sim's garden.
@@ -21,20 +21,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from collector.gardener import RealGardener, credential_from_answer
-from collector.kube import (
-    MESSAGE_LIMIT,
-    BadResponse,
-    ConnectionFailed,
-    Credential,
-    Gone,
-    KubeClient,
-    NotFound,
-    ServerError,
-    credential_from_kubeconfig,
-    garden_client,
-    shoot_client,
-)
+from collector.kube.client import KubeClient, garden_client, shoot_client
+from collector.kube.credential import Credential, credential_from_kubeconfig
+from collector.kube.errors import MESSAGE_LIMIT, BadResponse, ConnectionFailed, Gone, NotFound, ServerError
+from collector.kube.garden import RealGardener, credential_from_answer
 from common.labels import CLUSTER_ID_LABEL
 from sim.tls import generate_tls
 from tests.fixtures.sim import SimUnderTest
@@ -322,7 +312,7 @@ async def test_a_failing_garden_raises(gardener: RealGardener, sim: SimUnderTest
 
 
 async def test_a_minted_credential_reads_its_shoot(gardener: RealGardener, sim: SimUnderTest) -> None:
-    from collector.gardener import ShootRef  # noqa: PLC0415
+    from collector.kube.garden import ShootRef  # noqa: PLC0415
 
     shoot = sim.serving_shoot()
     credential = await gardener.mint_credential(

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from collector.liststream import ListSplitter, MalformedList
+from collector.kube.liststream import ListSplitter, MalformedList
 
 
 def metadata_list(count: int, *, with_managed_fields: bool = True) -> bytes:

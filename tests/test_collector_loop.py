@@ -20,13 +20,12 @@ from prometheus_client import REGISTRY
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from collector.inventory import ClusterResult, InventoryLoop, in_shard
-from collector.inventory_store import ClusterRow
-from collector.kube import Forbidden
-from collector.ledger import SOURCES, Discovered
-from collector.readers import MockReader, mock_pod_count
+from collector.inventory.loop import ClusterResult, InventoryLoop, in_shard
+from collector.inventory.reading import ClusterRow, Reading
+from collector.inventory.sources import SOURCES, Discovered
+from collector.kube.errors import Forbidden
+from collector.mock import MockReader, mock_pod_count
 from collector.settings import InventorySettings, Shard
-from collector.shoot import Reading
 from common.naming import worker_name
 from tests.fixtures.collector import T0, World, make_world
 from tests.fixtures.postgres import TestDatabase

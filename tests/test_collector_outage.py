@@ -17,9 +17,9 @@ import psycopg
 import pytest
 from psycopg_pool import AsyncConnectionPool
 
-from collector.inventory import InventoryLoop
-from collector.ledger import SOURCES
-from collector.readers import MockReader
+from collector.inventory.loop import InventoryLoop
+from collector.inventory.sources import SOURCES
+from collector.mock import MockReader
 from collector.settings import InventorySettings
 from common.database import make_pool
 from common.settings import DatabaseSettings

@@ -26,7 +26,7 @@ import orjson
 import pytest
 import yaml
 
-from collector.inventory import in_shard
+from collector.inventory.loop import in_shard
 from collector.main import collect, main
 from collector.settings import Settings, Shard
 from tests.fixtures.collector import SHOOT_FAULTS, WORKER_ROLE

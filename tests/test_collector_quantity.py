@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collector.quantity import millis, whole
+from collector.kube.quantity import millis, whole
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from uuid import UUID
 import pytest
 from psycopg.rows import dict_row
 
-from collector.inventory import ClusterResult
+from collector.inventory.loop import ClusterResult
 from common.naming import worker_name
 from sim.auth import TokenKind
 from sim.expected import ExpectedShoot

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fundament.fleet.v1 import fleet_pb2
 
-from collector.drift import KIND_IDS, KINDS
+from collector.reconcile.drift import KIND_IDS, KINDS
 from common.drift_kinds import DRIFT_KINDS
 from services.fleet.convert import kind_from_proto, kind_to_proto
 

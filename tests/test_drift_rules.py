@@ -8,16 +8,8 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from collector.drift import (
-    KIND_IDS,
-    KINDS,
-    ClusterFacts,
-    Finding,
-    Observed,
-    ShootObservation,
-    find_drift,
-    minor_version,
-)
+from collector.reconcile.drift import KIND_IDS, KINDS, Finding, find_drift, minor_version
+from collector.reconcile.observed import ClusterFacts, Observed, ShootObservation
 from common.labels import parse_id_label
 from common.organizations import SYSTEM_ORGANIZATION_ID
 

@@ -8,16 +8,9 @@ from typing import Any
 
 import pytest
 
-from collector.kube import KubeObject
-from collector.ledger import (
-    RESOURCE_TYPES,
-    SOURCES,
-    ActiveRow,
-    Discovered,
-    SourceResult,
-    Unlisted,
-    plan,
-)
+from collector.inventory.ledger import ActiveRow, plan
+from collector.inventory.sources import RESOURCE_TYPES, SOURCES, Discovered, SourceResult, Unlisted
+from collector.kube.objects import KubeObject
 
 TENANTS = frozenset({"team-a", "team-b"})
 

@@ -12,8 +12,9 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from collector import inventory_store as store
-from collector.ledger import RESOURCE_TYPES, SOURCES, Discovered, LedgerCounts, SourceResult, Unlisted
+from collector.inventory import store
+from collector.inventory.ledger import LedgerCounts
+from collector.inventory.sources import RESOURCE_TYPES, SOURCES, Discovered, SourceResult, Unlisted
 from tests.fixtures.collector import T0, WORKER_ROLE, make_world
 from tests.fixtures.postgres import TestDatabase
 

@@ -14,7 +14,7 @@ import httpx
 import psycopg
 import pytest
 
-from collector.drift import KIND_IDS
+from collector.reconcile.drift import KIND_IDS
 from db.seed.write import write_fleet
 from sim.kubeconfig import to_yaml
 from tests.fixtures.postgres import TestDatabase

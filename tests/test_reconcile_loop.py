@@ -23,10 +23,11 @@ from prometheus_client import REGISTRY
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from collector.drift import KIND_IDS
-from collector.gardener import RealGardener
-from collector.kube import Gone, KubeError, ServerError, Timeout, garden_client
-from collector.reconcile import ReconcileLoop, ReconcileSummary
+from collector.kube.client import garden_client
+from collector.kube.errors import Gone, KubeError, ServerError, Timeout
+from collector.kube.garden import RealGardener
+from collector.reconcile.drift import KIND_IDS
+from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
 from common.database import make_pool
 from common.settings import DatabaseSettings
 from db.seed.model import Fleet

@@ -8,7 +8,7 @@ from uuid import UUID
 
 import pytest
 
-from collector.reconcile import MalformedShoot, observe_shoot, observe_shoots
+from collector.reconcile.observed import MalformedShoot, observe_shoot, observe_shoots
 
 UID = "6f1c1f7e-3d1b-4b51-9c39-2d0e1c6f2a10"
 CLUSTER = "0b7d6f0e-5d0e-4f8e-8a5e-3f0a8d9c1e22"

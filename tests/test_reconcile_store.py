@@ -18,8 +18,9 @@ import psycopg
 import pytest
 from psycopg.rows import dict_row
 
-from collector import reconcile_store as store
-from collector.drift import KIND_IDS, Observed, ShootObservation, find_drift
+from collector.reconcile import store
+from collector.reconcile.drift import KIND_IDS, find_drift
+from collector.reconcile.observed import Observed, ShootObservation
 from common.database import load_queries
 from tests.fixtures.postgres import TestDatabase
 
@@ -98,7 +99,7 @@ def shoots(admin: psycopg.Connection[Any]) -> dict[UUID, dict[str, Any]]:
 
 
 async def test_every_query_prepares_against_the_migrated_schema(worker: psycopg.AsyncConnection[Any]) -> None:
-    queries = load_queries(Path(store.__file__).with_name("reconcile.sql"))
+    queries = load_queries(Path(store.__file__).with_name("store.sql"))
     await worker.execute(queries["create_listed_stage"].sql)
     await worker.execute(queries["create_findings_stage"].sql)
     for query in queries.values():

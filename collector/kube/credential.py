@@ -1,7 +1,7 @@
 """A shoot's credential held in memory: what Gardener's kubeconfig subresources mint, and nothing else.
 
-collector/gardener.py turns an `AdminKubeconfigRequest` answer into a `Credential`; collector/kube.py
-builds a client from one. Nothing of it is ever written to disk or logged: the client certificate
+kube/garden.py turns an `AdminKubeconfigRequest` answer into a `Credential`; kube/client.py builds a
+client from one. Nothing of it is ever written to disk or logged: the client certificate
 reaches OpenSSL through an anonymous memory file (`pem_paths`), and `repr` hides the secrets.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from collector.kubetypes import BadResponse
+from collector.kube.errors import BadResponse
 
 # libyaml's safe loader when present: a kubeconfig is parsed at every credential mint.
 _YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

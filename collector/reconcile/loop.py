@@ -1,11 +1,12 @@
-"""The reconcile loop, `WORKER_MODE=reconcile`: mirror Gardener's shoots and persist drift (DESIGN.md §9).
+"""The reconcile loop, `WORKER_MODE=reconcile`: mirror Gardener's shoots and persist drift.
 
-On one side sits the garden, read through `collector.gardener` (a complete, paged list of every shoot
-carrying `fundament.io/cluster-id`, or an error); on the other the database, written through
-`reconcile_store` in ONE transaction per pass: the mirror, the findings of `drift`, the heartbeat.
-The garden is read first and completely; only then does the transaction open, so a failed or
-partial list records nothing at all, not even the heartbeat (whose age then shows how old the last
-good pass is). Reconcile never creates or deletes shoots: provisioning is another system's job.
+On one side sits the garden, read through a `ShootLister` (kube/garden.py or the mock garden: a
+complete, paged list of every shoot carrying `fundament.io/cluster-id`, or an error); on the other
+the database, written through store.py in ONE transaction per pass: the mirror, the findings of
+drift.py, the heartbeat. The garden is read first and completely; only then does the transaction
+open, so a failed or partial list records nothing at all, not even the heartbeat (whose age then
+shows how old the last good pass is; docs/architecture.md, 'Reconcile records a pass whole or not
+at all'). Reconcile never creates or deletes shoots: provisioning is another system's job.
 """
 
 from __future__ import annotations
@@ -14,88 +15,29 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from psycopg_pool import AsyncConnectionPool
 
-from collector import reconcile_metrics as metrics
-from collector import reconcile_store as store
-from collector.drift import KIND_IDS, JsonValue, Observed, ShootObservation, find_drift
-from collector.liststream import gc_paused
+from collector.kube.liststream import gc_paused
+from collector.reconcile import metrics, store
+from collector.reconcile.drift import KIND_IDS, JsonValue, find_drift
+from collector.reconcile.observed import Observed, observe_shoots
 from common.clock import Clock, utc_now
-from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL, parse_id_label
+from common.labels import CLUSTER_ID_LABEL
 
 logger = logging.getLogger(__name__)
 
 
 class ShootLister(Protocol):
-    """The one Gardener call reconcile needs (collector.gardener implements it)."""
+    """The one Gardener call reconcile needs (kube/garden.py's Gardener and the mock garden have it)."""
 
     async def list_shoots(self, *, label_selector: str, page_size: int = 500) -> Sequence[Mapping[str, Any]]:
         """Every shoot matching `label_selector` across the garden; raises on any failure, never a partial list."""
         ...
-
-
-class MalformedShoot(ValueError):
-    """A listed shoot lacks what every shoot has (a uid, a creation time): the listing is not trusted."""
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def observe_shoot(obj: Mapping[str, Any]) -> ShootObservation:
-    """One listed shoot object as the mirror stores it; raises MalformedShoot when it is not a usable shoot."""
-    metadata = obj.get("metadata")
-    if not isinstance(metadata, Mapping):
-        raise MalformedShoot("a listed shoot has no metadata")
-    name = _text(metadata.get("name")) or ""
-    namespace = _text(metadata.get("namespace")) or ""
-    uid = parse_id_label(_text(metadata.get("uid")))
-    if uid is None or not name or not namespace:
-        raise MalformedShoot(f"shoot {namespace}/{name}: no usable uid, name or namespace")
-    created_raw = _text(metadata.get("creationTimestamp"))
-    try:
-        created = datetime.fromisoformat(created_raw) if created_raw else None
-    except ValueError:
-        created = None
-    if created is None or created.tzinfo is None:
-        raise MalformedShoot(f"shoot {namespace}/{name}: creationTimestamp {created_raw!r} is not an RFC 3339 time")
-    labels = metadata.get("labels")
-    labels = labels if isinstance(labels, Mapping) else {}
-    cluster_label = _text(labels.get(CLUSTER_ID_LABEL))
-    if cluster_label is None:
-        # The list selects on this label; a shoot without it means the server ignored the selector.
-        raise MalformedShoot(f"shoot {namespace}/{name}: listed without label {CLUSTER_ID_LABEL}")
-    spec = obj.get("spec")
-    spec = spec if isinstance(spec, Mapping) else {}
-    kubernetes = spec.get("kubernetes")
-    kubernetes = kubernetes if isinstance(kubernetes, Mapping) else {}
-    return ShootObservation(
-        uid=uid,
-        name=name,
-        namespace=namespace,
-        cluster_label=cluster_label,
-        organization_label=_text(labels.get(ORGANIZATION_ID_LABEL)),
-        kubernetes_version=_text(kubernetes.get("version")) or "",
-        region=_text(spec.get("region")) or "",
-        created=created,
-    )
-
-
-def observe_shoots(objects: Iterable[Mapping[str, Any]]) -> list[ShootObservation]:
-    """Every listed shoot, each uid once (a uid listed twice is kept once, as the API guarantees anyway)."""
-    by_uid: dict[object, ShootObservation] = {}
-    for obj in objects:
-        shoot = observe_shoot(obj)
-        if shoot.uid in by_uid:
-            logger.warning("shoot listed twice", extra={"shoot_uid": str(shoot.uid)})
-            continue
-        by_uid[shoot.uid] = shoot
-    return list(by_uid.values())
 
 
 def _by_kind(counts: Mapping[str, int]) -> dict[str, int]:
@@ -186,7 +128,7 @@ class ReconcileLoop:
     async def run_once(self) -> ReconcileSummary:
         """List every labelled shoot, then store mirror, findings and heartbeat together; raises on failure.
 
-        Raises whatever the listing raises (collector.kube.KubeError and subclasses), MalformedShoot
+        Raises whatever the listing raises (collector.kube.errors.KubeError and subclasses), MalformedShoot
         for a listing that cannot be trusted, and psycopg errors from the store. Nothing is written
         unless everything is.
         """
@@ -210,7 +152,7 @@ class ReconcileLoop:
         return summary
 
     async def _pass(self, started: float) -> ReconcileSummary:
-        # Read Kubernetes first and completely (STYLE 9): a failure here leaves the database untouched.
+        # Read Kubernetes first and completely, outside any transaction: a failure here leaves the database untouched.
         objects = await self._gardener.list_shoots(label_selector=CLUSTER_ID_LABEL, page_size=self._page_size)
         with gc_paused():
             shoots = observe_shoots(objects)

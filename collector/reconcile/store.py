@@ -1,7 +1,7 @@
-"""The reconcile pass's database side: one typed function per block of `reconcile.sql`.
+"""The reconcile pass's database side: one typed function per block of `store.sql`.
 
 Each function takes the caller's connection and never opens a transaction of its own: the loop
-(`reconcile.py`) opens exactly one around a whole pass, after the garden was listed completely, so
+(loop.py) opens exactly one around a whole pass, after the garden was listed completely, so
 the mirror, the findings and the heartbeat change together or not at all. Rows go in by COPY into
 temporary tables and every step is one set-based statement over them.
 """
@@ -21,10 +21,11 @@ import psycopg
 from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
-from collector.drift import ClusterFacts, Finding, JsonValue, ShootObservation
+from collector.reconcile.drift import Finding, JsonValue
+from collector.reconcile.observed import ClusterFacts, ShootObservation
 from common.database import Query, load_queries
 
-_QUERIES = load_queries(Path(__file__).with_name("reconcile.sql"))
+_QUERIES = load_queries(Path(__file__).with_name("store.sql"))
 
 
 def _q(name: str) -> Query:

@@ -1,9 +1,10 @@
-"""The inventory's database side: one typed function per block of `inventory.sql`.
+"""The inventory's database side: one typed function per block of `store.sql`.
 
-Functions take the caller's connection and never open a transaction of their own (STYLE 9): the
-loop reads the shoot first, then opens ONE transaction around `store_reading`, so a cluster's
-snapshots and ledger change together or not at all. `record_failure` runs on its own afterwards.
-Everything runs as `fun_cluster_worker`, which may insert and update but never delete.
+Functions take the caller's connection and never open a transaction of their own: the loop reads
+the shoot first, then opens ONE transaction around `store_reading`, so no transaction waits on an
+API server and a cluster's snapshots and ledger change together or not at all. `record_failure`
+runs on its own afterwards. Everything runs as `fun_cluster_worker`, which may insert and update but
+never delete.
 """
 
 from __future__ import annotations
@@ -20,32 +21,21 @@ import psycopg
 from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
-from collector.gardener import MockShootRow
-from collector.ledger import ActiveRow, LedgerCounts, LedgerPlan, TypeCounts, listed_types, plan
-from collector.shoot import Reading
+from collector.inventory.ledger import ActiveRow, LedgerCounts, LedgerPlan, TypeCounts, listed_types, plan
+from collector.inventory.reading import ClusterRow, Reading
 from common.database import Query, load_queries
 from common.naming import worker_name
 
-_QUERIES = load_queries(Path(__file__).with_name("inventory.sql"))
+_QUERIES = load_queries(Path(__file__).with_name("store.sql"))
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.Error, OSError)
+"""What a store call raises when the database fails (the loop records them as reason `database`)."""
 
 Conn = psycopg.AsyncConnection[Any]
 
 
 def _q(name: str) -> Query:
     return _QUERIES[name]
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterRow:
-    """A cluster to collect."""
-
-    id: UUID
-    name: str
-    organization_id: UUID
-    organization_name: str
-
-    def __str__(self) -> str:
-        return f"{self.organization_name}/{self.name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +59,6 @@ class NamedRow:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class MockPoolRow:
-    name: str
-    machine_type: str
-    autoscale_min: int
-
-
 async def ready_clusters(conn: Conn) -> list[ClusterRow]:
     """Every ready cluster, the longest-waiting first."""
     async with conn.cursor(row_factory=class_row(ClusterRow)) as cur:
@@ -87,12 +70,6 @@ async def find_clusters(conn: Conn, ref: str) -> list[FoundCluster]:
     """Live tenant clusters whose id, name or `organization/name` is `ref`."""
     async with conn.cursor(row_factory=class_row(FoundCluster)) as cur:
         await cur.execute(_q("find_clusters").sql, {"ref": ref.strip()})
-        return await cur.fetchall()
-
-
-async def live_namespaces(conn: Conn, cluster_id: UUID) -> list[NamedRow]:
-    async with conn.cursor(row_factory=class_row(NamedRow)) as cur:
-        await cur.execute(_q("live_namespaces").sql, {"cluster_id": cluster_id})
         return await cur.fetchall()
 
 
@@ -185,7 +162,7 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
 
 
 async def store_ledger(conn: Conn, cluster_id: UUID, results: Mapping[str, Any], *, observed: datetime) -> LedgerCounts:
-    """Reconcile the cluster's active ledger rows with what the sources found (DESIGN.md §8)."""
+    """Reconcile the cluster's active ledger rows with what the sources found (the ledger alone)."""
     types = listed_types(results)
     active = (await cluster_layout(conn, cluster_id, types)).active if types else []
     async with conn.pipeline():
@@ -267,17 +244,3 @@ async def record_heartbeat(conn: Conn, *, at: datetime, interval_seconds: int, d
     await conn.execute(
         _q("record_heartbeat").sql, {"at": at, "interval_seconds": interval_seconds, "details": Jsonb(dict(details))}
     )
-
-
-async def mock_shoots(conn: Conn) -> list[MockShootRow]:
-    """Every live cluster of a live tenant organization, as the mock garden describes it."""
-    async with conn.cursor(row_factory=class_row(MockShootRow)) as cur:
-        await cur.execute(_q("mock_shoots").sql)
-        return await cur.fetchall()
-
-
-async def mock_node_pools(conn: Conn, cluster_id: UUID) -> list[MockPoolRow]:
-    """The cluster's live node pools with their autoscaler minimum (GARDENER_MODE=mock)."""
-    async with conn.cursor(row_factory=class_row(MockPoolRow)) as cur:
-        await cur.execute(_q("mock_node_pools").sql, {"cluster_id": cluster_id})
-        return await cur.fetchall()

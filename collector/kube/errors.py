@@ -1,8 +1,9 @@
-"""What crosses the Kubernetes boundary of the collector: object shapes and the KubeError tree.
+"""How talking to a Kubernetes API server can fail: the KubeError tree every caller sees.
 
-collector/kube.py (the only module that imports the `kubernetes` client) raises these errors and
-returns these shapes; callers import them from there. They live apart so that modules which only
-look at objects or errors (collector/ledger.py, tests) stay small.
+collector/kube/client.py (the only module that imports the `kubernetes` client) turns whatever the
+client or aiohttp raised into one of these; no caller ever sees the client's own exceptions. They
+live apart from the client so that modules which only look at errors (the ledger, tests) do not load
+it.
 
     KubeError                  anything that went wrong talking to an API server
      ├── Unauthorized          401: the credential is not (or no longer) accepted
@@ -17,7 +18,7 @@ look at objects or errors (collector/ledger.py, tests) stay small.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, TypedDict
+from typing import ClassVar
 
 MESSAGE_LIMIT = 200
 
@@ -77,33 +78,3 @@ def truncate(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """One line of at most `limit` characters: foreign messages never flood a log or a column."""
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-class ListMeta(TypedDict, total=False):
-    """What a list response says about itself (its `metadata`)."""
-
-    resourceVersion: str
-    remainingItemCount: int
-
-
-class ObjectMeta(TypedDict, total=False):
-    """The part of every object's `metadata` the collector reads."""
-
-    name: str
-    namespace: str
-    uid: str
-    labels: dict[str, str]
-    annotations: dict[str, str]
-    creationTimestamp: str
-    deletionTimestamp: str
-    resourceVersion: str
-
-
-class KubeObject(TypedDict, total=False):
-    """One object as the API server sent it: metadata plus whatever spec and status it has."""
-
-    apiVersion: str
-    kind: str
-    metadata: ObjectMeta
-    spec: dict[str, Any]
-    status: dict[str, Any]

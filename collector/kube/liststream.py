@@ -2,10 +2,10 @@
 
 A shoot's API server answers a `resourceVersion=0` list from its watch cache and, before 1.34,
 ignores `limit`: 150,000 pods arrive as one ~150 MB body. Parsed whole, that body costs several times
-its size in Python objects (DESIGN.md §11 asks for < 400 MB peak). `ListSplitter` sits between the
-HTTP stream (collector/kube.py) and the code that folds items into counts (collector/shoot.py): it
-cuts the byte stream at item boundaries, parses each batch of about `batch_bytes` with one
-`orjson.loads` and hands the items over, so only one batch is alive at a time.
+its size in Python objects, while the worker's peak must stay under 400 MB even for such a cluster.
+`ListSplitter` sits between the HTTP stream (kube/client.py) and the code that folds items into
+counts (inventory/shoot.py): it cuts the byte stream at item boundaries, parses each batch of about
+`batch_bytes` with one `orjson.loads` and hands the items over, so only one batch is alive at a time.
 
 How items are found without a JSON tokenizer in Python (which would cost more than the parse):
 every item of one list is written by one encoder, so every item starts with the same bytes, e.g.
@@ -52,7 +52,7 @@ def gc_paused() -> Iterator[None]:
 
     Parsed items, and the observations reconcile builds from them, are plain trees freed by reference
     counting; without this, allocating millions of dicts triggers repeated generation scans that
-    cost 2-3x the parse (reference notes B.5).
+    cost more than the parse itself.
     """
     was_enabled = gc.isenabled()
     gc.disable()

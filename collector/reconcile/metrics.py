@@ -1,6 +1,6 @@
-"""Prometheus metrics of the reconcile loop (DESIGN.md §9), served on the worker's /metrics.
+"""Prometheus metrics of the reconcile loop, served on the worker's /metrics.
 
-One set per process in the default registry, like the request metrics in services/common/metrics.py.
+One set per process in the default registry, like inventory/metrics.py.
 The open-findings gauge is set from the database after every stored pass, so it shows what the staff
 view shows, not what this process happened to open.
 """

@@ -1,30 +1,31 @@
 """The collector's one door to Kubernetes API servers (the garden and every shoot).
 
-    collector/gardener.py ─┐                      ┌─> kubernetes.aio ApiClient (auth, TLS, URLs)
-    collector/shoot.py    ─┼─> KubeClient ────────┤
-    collector/ledger.py   ─┘   (this module)      └─> aiohttp response, streamed into liststream
+    kube/garden.py         ─┐                      ┌─> kubernetes.aio ApiClient (auth, TLS, URLs)
+    inventory/shoot.py     ─┼─> KubeClient ────────┤
+    (the ledger's sources) ─┘   (this module)      └─> aiohttp response, streamed into liststream
 
 Only this module imports `kubernetes` (enforced by import-linter). It uses the official client's
 asyncio flavour, `kubernetes.aio` (bundled in v37), for transport only: requests are built with
 `ApiClient.param_serialize` and sent with `call_api`, the body is read raw and parsed with orjson,
-never through the typed models (3-10x the CPU, reference notes B.5). What leaves here is plain
-dicts and TypedDicts, or a `KubeError`.
+never through the typed models, which cost several times the CPU (docs/architecture.md, 'Lists come
+from the watch cache and are parsed as they stream'). What leaves here is plain dicts and
+TypedDicts (kube/objects.py), or a `KubeError` (kube/errors.py).
 
 Why asyncio rather than the sync client in threads: the collector bounds each cluster with
 INVENTORY_TIMEOUT. Cancelling an awaited aiohttp request closes its connection at once, so a hung
 shoot really frees its worker; a thread blocked in urllib3 cannot be cancelled and keeps its slot
 until its socket timeout, so a few hung shoots could starve a thread pool. Many idle-waiting
 requests (64 workers over 2,000 shoots) cost coroutines, not threads. Parsing holds the GIL either
-way, so threads would buy no CPU.
+way, so threads would buy no CPU (docs/architecture.md, 'Asyncio with explicit timeouts and no
+hidden retries').
 
 Timeouts and retries are explicit: every call passes `_request_timeout` (seconds for the whole
 request including the body), the client's own retries are off (`Configuration.retries = None`, no
 client-go retries), and the caller decides what to do about a failure.
 
-Failures are the KubeError tree of collector/kubetypes.py (re-exported here, with the object shapes
-and collector/credential.py's Credential). Each is raised `from` what the client raised (or, for an
-HTTP status, from the client's own `ApiException` for it), with the server's message truncated; no
-caller ever sees `ApiException` or an aiohttp error.
+Each failure is raised `from` what the client raised (or, for an HTTP status, from the client's own
+`ApiException` for it), with the server's message truncated; no caller ever sees `ApiException` or
+an aiohttp error.
 """
 
 from __future__ import annotations
@@ -43,52 +44,21 @@ from kubernetes.aio import config as kube_config
 from kubernetes.aio.client import ApiClient, Configuration
 from kubernetes.aio.client.exceptions import ApiException, OpenApiException
 
-from collector.credential import Credential, credential_from_kubeconfig, pem_paths
-from collector.kubetypes import (
-    MESSAGE_LIMIT,
+from collector.kube.credential import Credential, credential_from_kubeconfig, pem_paths
+from collector.kube.errors import (
     BadResponse,
     ConnectionFailed,
-    Forbidden,
-    Gone,
     KubeError,
-    KubeObject,
-    ListMeta,
-    NotFound,
-    ObjectMeta,
-    ServerError,
     Timeout,
-    Unauthorized,
     status_error_class,
     truncate,
 )
-from collector.liststream import DEFAULT_BATCH_BYTES, Items, ListSplitter, MalformedList
-
-__all__ = [
-    "JSON",
-    "MESSAGE_LIMIT",
-    "METADATA_LIST",
-    "BadResponse",
-    "ConnectionFailed",
-    "Credential",
-    "Forbidden",
-    "Gone",
-    "KubeClient",
-    "KubeError",
-    "KubeObject",
-    "ListMeta",
-    "NotFound",
-    "ObjectMeta",
-    "ServerError",
-    "Timeout",
-    "Unauthorized",
-    "credential_from_kubeconfig",
-    "garden_client",
-    "shoot_client",
-    "truncate",
-]
+from collector.kube.liststream import DEFAULT_BATCH_BYTES, Items, ListSplitter, MalformedList
+from collector.kube.objects import ListMeta
 
 JSON = "application/json"
-# Metadata-only lists (reference notes 4.2), with plain JSON as the fallback a server may answer.
+# Metadata-only lists (PartialObjectMetadataList: each object's metadata, nothing else), with plain JSON as
+# the fallback a server that cannot send them answers with.
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 _ERROR_BODY_LIMIT = 64 << 10
@@ -115,7 +85,7 @@ def _explicit(cfg: Configuration) -> None:
 # Connections one shoot client opens: one, kept alive for all of a collection's requests. Every
 # connection costs a TLS handshake on both sides, the largest part of the CPU a small cluster costs,
 # and across clusters the workers hide the latency anyway. Requests take the connection in the
-# order they are made (shoot.py makes the small ledger lists first, the big node and pod lists last).
+# order they are made (inventory/shoot.py makes the small ledger lists first, the big node and pod lists last).
 SHOOT_CONNECTIONS = 1
 
 

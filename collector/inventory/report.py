@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from collector.inventory import ClusterResult, RoundSummary
-from collector.ledger import RESOURCE_TYPES
+from collector.inventory.loop import ClusterResult, RoundSummary
+from collector.inventory.sources import RESOURCE_TYPES
 
 _BAR_WIDTH = 30
 

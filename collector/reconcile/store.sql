@@ -1,4 +1,4 @@
--- The SQL of one reconcile pass (DESIGN.md §9), run by collector/reconcile_store.py inside ONE
+-- The SQL of one reconcile pass, run by collector/reconcile/store.py inside ONE
 -- transaction that ReconcileLoop.run_once opens after a complete shoot listing. Set-based on purpose:
 -- the listed shoots and the findings that hold now are COPied into temporary tables, then each step
 -- below is one statement over all of them, so a pass costs a handful of round trips at any fleet size.
@@ -157,7 +157,8 @@ WITH opened AS (
 SELECT kind, count(*) FROM opened GROUP BY kind
 
 -- name: record_heartbeat
--- Called last in every stored pass: when reconcile last completed and at what interval (FUN-23 §7).
+-- Called last in every stored pass: when reconcile last completed and at what interval, so the
+-- staff view can tell how old the last good pass is.
 INSERT INTO tenant.worker_heartbeats (loop, last_completed, interval_seconds, first_completed, details)
 VALUES ('reconcile', %(now)s, %(interval_seconds)s, %(now)s, %(details)s)
 ON CONFLICT (loop) DO UPDATE

@@ -1,9 +1,9 @@
-"""Prometheus metrics of the inventory loop (DESIGN.md §7), served on the worker's /metrics.
+"""Prometheus metrics of the inventory loop, served on the worker's /metrics.
 
-One set per process in the default registry, like services/common/metrics.py and
-collector/reconcile_metrics.py. Failure reasons are the short labels of collector.kube's errors plus
-`credential`, `no_shoot`, `database` and `internal`, so an alert can tell a broken shoot from a
-broken database.
+One set per process in the default registry, like reconcile/metrics.py; the count of minted shoot
+credentials is kube/garden.py's, where the mint happens. Failure reasons are the short labels of
+kube/errors.py plus `credential`, `no_shoot`, `database` and `internal`, so an alert can tell a
+broken shoot from a broken database.
 """
 
 from __future__ import annotations
@@ -32,9 +32,6 @@ ROUNDS_OVERRUN = Counter(
 )
 ROUND_CLUSTERS = Gauge("fleet_inventory_round_clusters", "Clusters queued in the last round.")
 LAST_ROUND = Gauge("fleet_inventory_last_round_timestamp_seconds", "Unix time the last round was queued.")
-CREDENTIALS_MINTED = Counter(
-    "fleet_inventory_credentials_minted", "Shoot credentials minted from Gardener, by kind (admin or viewer).", ["kind"]
-)
 LEDGER_CHANGES = Counter(
     "fleet_inventory_ledger_changes",
     "Ledger rows recorded, by resource type and change (created or destroyed).",

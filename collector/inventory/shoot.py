@@ -1,15 +1,15 @@
-"""Reading one shoot's API server into a `Reading`: the numbers of DESIGN.md §7 plus the ledger sources.
+"""Reading one shoot's API server into a `Reading`: nodes, pods per namespace and the ledger sources.
 
-    inventory.py ──> read_shoot(client) ──> KubeClient.stream_list ──> fold functions (this module)
+    loop.py ──> GardenReader ──> read_shoot(client) ──> KubeClient.stream_list ──> fold functions (this module)
 
-Per cluster (DESIGN.md §7 steps 2-5): the namespaces carrying `fundament.io/namespace-id` come first
-(metadata only; they decide which objects are a tenant's), then each ledger source's list, every
-node (full objects: readiness, allocatable CPU, memory, pods) and the metadata of every pod not
-Succeeded or Failed, all requested at once and served in that order over the client's connection.
-Every list asks for `resourceVersion=0`, so the API server answers from its watch cache instead of a
-quorum read from etcd (FUN-23 §6); since the cache then ignores `limit`, items are folded batch by
-batch as the body streams in (collector/liststream.py) and never kept: a node becomes a few
-integers, a pod one count.
+Per cluster: the namespaces carrying `fundament.io/namespace-id` come first (metadata only; they
+decide which objects are a tenant's), then each ledger source's list, every node (full objects:
+readiness, allocatable CPU, memory, pods) and the metadata of every pod not Succeeded or Failed, all
+requested at once and served in that order over the client's connection. Every list asks for
+`resourceVersion=0`, so the API server answers from its watch cache instead of a quorum read from
+etcd; since the cache then ignores `limit`, items are folded batch by batch as the body streams in
+(kube/liststream.py) and never kept: a node becomes a few integers, a pod one count
+(docs/architecture.md, 'Lists come from the watch cache and are parsed as they stream').
 
 Nodes are grouped onto node pools by the label `worker.gardener.cloud/pool`, whose value is the
 worker name `common.naming.worker_name` derives from the pool name. Nodes of a pool the
@@ -30,16 +30,19 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from collector.kube import METADATA_LIST, BadResponse, KubeClient, KubeError, KubeObject
-from collector.ledger import NODES_PATH, Discovered, LedgerSource, SourceResult, Unlisted, sources_by_path
-from collector.quantity import millis, whole
+from collector.inventory.reading import Reading
+from collector.inventory.sources import NODES_PATH, Discovered, LedgerSource, SourceResult, Unlisted, sources_by_path
+from collector.kube.client import METADATA_LIST, KubeClient
+from collector.kube.errors import BadResponse, KubeError
+from collector.kube.objects import KubeObject
+from collector.kube.quantity import millis, whole
 from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
 
 logger = logging.getLogger(__name__)
 
 NAMESPACES_PATH = "/api/v1/namespaces"
 PODS_PATH = "/api/v1/pods"
-# Running and pending pods; finished ones hold no resources (DESIGN.md §7 step 4).
+# Running and pending pods; finished ones hold no resources.
 UNFINISHED_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 WATCH_CACHE = "0"
 
@@ -93,26 +96,6 @@ def tenant_namespaces(items: Sequence[dict[str, Any]]) -> dict[str, str]:
         if isinstance(meta.get("name"), str) and isinstance(label, str):
             found[meta["name"]] = label
     return found
-
-
-@dataclass(frozen=True, slots=True)
-class Reading:
-    """Everything one collection learned about one cluster, ready to store."""
-
-    nodes: int
-    ready_nodes: int
-    pods: int
-    allocatable_pods: int
-    cpu_allocatable_millicores: int
-    memory_allocatable_bytes: int
-    pool_nodes: dict[str, tuple[int, int]]
-    """Worker name -> (nodes, ready nodes)."""
-    namespace_pods: dict[UUID, int]
-    """Fundament namespace id (from the label) -> unfinished pods."""
-    ledger: dict[str, SourceResult]
-    """Resource type -> what its source found, or why it could not be listed."""
-    requests: int = 0
-    """API requests the reading took (credential minting not included)."""
 
 
 def namespace_pods(labels: dict[str, str], pods_by_name: Counter[str]) -> dict[UUID, int]:

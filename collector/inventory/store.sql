@@ -1,13 +1,13 @@
--- The SQL of the inventory loop (DESIGN.md §7, §8), run by collector/inventory_store.py as role
--- fun_cluster_worker. Reads pick the clusters to collect; one collection's writes (snapshots and
--- ledger) run in ONE transaction that the loop opens after reading the shoot; failures are recorded
--- on their own. Batches go in as arrays through unnest(), so a cluster costs a handful of statements
--- whatever its size.
+-- The SQL of the inventory loop, run by collector/inventory/store.py as role fun_cluster_worker.
+-- Reads pick the clusters to collect; one collection's writes (snapshots and ledger) run in ONE
+-- transaction that the loop opens after reading the shoot; failures are recorded on their own.
+-- Batches go in as arrays through unnest(), so a cluster costs a handful of statements whatever its
+-- size.
 
 -- name: ready_clusters
--- Called by InventoryLoop.run_once: every ready cluster (DESIGN.md §4 "Ready", the SQL twin of
--- clusterstatus.is_ready), oldest snapshot first so a round cut short by a restart reaches the
--- clusters that waited longest.
+-- Called by InventoryLoop.run_once: every ready cluster (tenant.cluster_is_ready, the SQL twin of
+-- common.clusterstatus.is_ready), oldest snapshot first so a round cut short by a restart reaches
+-- the clusters that waited longest.
 SELECT c.id, c.name, o.id AS organization_id, o.name AS organization_name
 FROM tenant.clusters AS c
 JOIN tenant.organizations AS o ON o.id = c.organization_id
@@ -29,14 +29,6 @@ WHERE c.deleted IS NULL
     AND o.id <> tenant.system_organization_id()
     AND (c.id::text = %(ref)s OR c.name = %(ref)s OR o.name || '/' || c.name = %(ref)s)
 ORDER BY o.name, c.name
-
--- name: live_namespaces
--- Called by the mock reader (GARDENER_MODE=mock): the live namespaces of live projects of the cluster.
-SELECT n.id, n.name
-FROM tenant.namespaces AS n
-JOIN tenant.projects AS p ON p.id = n.project_id
-WHERE p.cluster_id = %(cluster_id)s AND p.deleted IS NULL AND n.deleted IS NULL
-ORDER BY n.id
 
 -- name: cluster_layout
 -- Called by store_reading and store_ledger inside a collection's transaction, in one round trip:
@@ -110,8 +102,9 @@ VALUES (%(cluster_id)s, %(error)s, %(at)s)
 ON CONFLICT (cluster_id) DO UPDATE SET last_error = EXCLUDED.last_error, last_error_at = EXCLUDED.last_error_at
 
 -- name: record_heartbeat
--- Called by InventoryLoop.run_once each time it queues a round (FUN-23 §7): the staff view measures
--- staleness in the interval recorded here.
+-- Called by InventoryLoop.run_once each time it queues a round, not when it ends: the staff view
+-- measures staleness in the interval recorded here (docs/architecture.md, 'Staleness is measured in
+-- inventory intervals').
 INSERT INTO tenant.worker_heartbeats AS h (loop, last_completed, interval_seconds, details)
 VALUES ('inventory', %(at)s, %(interval_seconds)s, %(details)s)
 ON CONFLICT (loop) DO UPDATE SET
@@ -155,20 +148,3 @@ WHERE r.id = t.id AND r.destroyed IS NULL
 UPDATE tenant.infrastructure_resources
 SET last_seen = %(observed)s
 WHERE id = ANY(%(ids)s::uuid[]) AND destroyed IS NULL AND last_seen < %(observed)s
-
--- name: mock_shoots
--- Called by MockGardener.list_shoots (GARDENER_MODE=mock): every live cluster of a live tenant
--- organization, described as its shoot would be.
-SELECT c.id AS cluster_id, o.id AS organization_id, o.name AS organization_name, c.name, c.region,
-    c.kubernetes_version, c.created
-FROM tenant.clusters AS c
-JOIN tenant.organizations AS o ON o.id = c.organization_id
-WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> tenant.system_organization_id()
-ORDER BY c.id
-
--- name: mock_node_pools
--- Called by the mock reader (GARDENER_MODE=mock): every live node pool runs its autoscaler minimum.
-SELECT name, machine_type, autoscale_min
-FROM tenant.node_pools
-WHERE cluster_id = %(cluster_id)s AND deleted IS NULL
-ORDER BY name

@@ -1,29 +1,30 @@
-"""The drift rules: which disagreements between the database and Gardener exist right now (DESIGN.md §9).
+"""The drift rules: which disagreements between the database and Gardener exist right now.
 
-Pure functions over typed inputs, no I/O. On one side sit the shoots reconcile listed from the garden
-(`ShootObservation`), on the other the cluster rows it read in the same pass (`ClusterFacts`); the
+Pure functions over typed inputs, no I/O. On one side sit the shoots reconcile listed from the garden,
+on the other the cluster rows it read in the same pass, both indexed once in `observed.Observed`; the
 rules return the findings that hold at this moment. What happens to them next (opened, kept open,
-resolved) is the store's business (`reconcile_store.py`), decided in SQL against the open rows.
+resolved) is the store's business (store.py), decided in SQL against the open rows
+(docs/architecture.md, 'Drift kinds and the lifecycle of a finding').
 
 The five kinds are an explicit registry (`KINDS`), each with its subject and its rule. Every finding's
 `details` says what was expected and what was observed, so a reader needs no second query to see
 why it exists. Cluster readiness and "updating" come from `common.clusterstatus`, the one
-definition of DESIGN.md §4.
+definition (docs/architecture.md, 'Status is computed, in Python and SQL').
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeAlias
 from uuid import UUID
 
+from collector.reconcile.observed import Observed, ShootObservation
 from common import drift_kinds
-from common.clusterstatus import cluster_status, is_ready, is_updating
-from common.labels import CLUSTER_ID_LABEL, parse_id_label
+from common.labels import CLUSTER_ID_LABEL
 
 JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
 
@@ -51,89 +52,6 @@ def _versions_agree(expected: str, observed: str) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class ShootObservation:
-    """One shoot as the garden listed it: what reconcile mirrors into `tenant.gardener_shoots`."""
-
-    uid: UUID
-    name: str
-    namespace: str
-    cluster_label: str
-    """The raw value of label fundament.io/cluster-id (listing selects on it, so it is always there)."""
-    organization_label: str | None
-    """The raw value of label fundament.io/organization-id; None when the shoot lacks the label."""
-    kubernetes_version: str
-    """spec.kubernetes.version verbatim; '' when the shoot has none."""
-    region: str
-    """spec.region verbatim; '' when the shoot has none."""
-    created: datetime
-    cluster_id: UUID | None = field(init=False)
-    """The cluster label parsed as a UUID; None when it is not one."""
-    organization_id: UUID | None = field(init=False)
-    """The organization label parsed as a UUID; None when absent or not one."""
-
-    def __post_init__(self) -> None:
-        # Parsed once here so the rules and the store agree on what "the cluster id" of a shoot is.
-        object.__setattr__(self, "cluster_id", parse_id_label(self.cluster_label))
-        object.__setattr__(self, "organization_id", parse_id_label(self.organization_label))
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterFacts:
-    """What the rules need to know of one cluster row: the cluster, its organization and its sync state."""
-
-    id: UUID
-    organization_id: UUID
-    kubernetes_version: str
-    deleted: datetime | None
-    organization_deleted: datetime | None
-    has_sync_state: bool
-    sync_status: str | None
-    shoot_status: str | None
-    shoot_operation: str | None
-    first_completed: datetime | None
-
-    @property
-    def latest_sync_completed(self) -> bool:
-        return self.has_sync_state and self.sync_status == "completed"
-
-    @property
-    def ever_synced(self) -> bool:
-        return self.first_completed is not None
-
-    @property
-    def deletion_under_way(self) -> bool:
-        """A deleted cluster whose shoot the provisioning side is still deleting (neither confirmed nor failed)."""
-        return (
-            self.deleted is not None
-            and self.has_sync_state
-            and self.sync_status != "failed"
-            and self.shoot_status != "deleted"
-        )
-
-    @property
-    def ready(self) -> bool:
-        """DESIGN.md §4 "Ready": a live cluster of a live, non-system organization, shoot ready or unhealthy."""
-        return is_ready(
-            cluster_deleted=self.deleted is not None,
-            organization_deleted=self.organization_deleted is not None,
-            organization_id=self.organization_id,
-            shoot_status=self.shoot_status,
-        )
-
-    @property
-    def updating(self) -> bool:
-        """DESIGN.md §4 "Updating": status STARTING or UPGRADING."""
-        status = cluster_status(
-            deleted=self.deleted is not None,
-            sync_status=self.sync_status if self.has_sync_state else None,
-            shoot_status=self.shoot_status,
-            shoot_operation=self.shoot_operation,
-            ever_completed=self.ever_synced,
-        )
-        return is_updating(status)
-
-
-@dataclass(frozen=True, slots=True)
 class Finding:
     """One disagreement that holds now; `(kind, subject)` names it across passes."""
 
@@ -142,40 +60,6 @@ class Finding:
     cluster_id: UUID | None
     shoot_uid: UUID | None
     details: dict[str, JsonValue]
-
-
-class Observed:
-    """One pass's inputs, indexed once for the rules: each shoot with its cluster, each cluster with its shoots.
-
-    Both sides are in a fixed order (by uid, by cluster id), so the rules' output does not depend on
-    the listing's order. Indexes are keyed by the UUIDs' integers: at 50,000 shoots, hashing and
-    comparing `uuid.UUID` objects (Python code) would cost more than the rules themselves.
-    """
-
-    __slots__ = ("clusters", "shoots", "shoots_of_clusters", "with_clusters")
-
-    def __init__(self, shoots: Sequence[ShootObservation], clusters: Mapping[UUID, ClusterFacts]) -> None:
-        self.shoots: tuple[ShootObservation, ...] = tuple(sorted(shoots, key=lambda s: s.uid.int))
-        self.clusters: tuple[ClusterFacts, ...] = tuple(sorted(clusters.values(), key=lambda c: c.id.int))
-        by_id = {c.id.int: c for c in self.clusters}
-        claims: dict[int, list[ShootObservation]] = {}
-        with_clusters: list[tuple[ShootObservation, ClusterFacts | None]] = []
-        for shoot in self.shoots:
-            if shoot.cluster_id is None:
-                with_clusters.append((shoot, None))
-                continue
-            with_clusters.append((shoot, by_id.get(shoot.cluster_id.int)))
-            claims.setdefault(shoot.cluster_id.int, []).append(shoot)
-        self.with_clusters: tuple[tuple[ShootObservation, ClusterFacts | None], ...] = tuple(with_clusters)
-        """Every listed shoot with the cluster row its label names (None: not a UUID, or no such row)."""
-        self.shoots_of_clusters: tuple[tuple[ClusterFacts, tuple[ShootObservation, ...]], ...] = tuple(
-            (c, tuple(claims.get(c.id.int, ()))) for c in self.clusters
-        )
-        """Every cluster row with the shoots whose label names it (often none, normally one)."""
-
-    def duplicate_claims(self) -> dict[UUID, tuple[UUID, ...]]:
-        """Clusters claimed by more than one shoot, with the claiming shoots' uids."""
-        return {c.id: tuple(s.uid for s in shoots) for c, shoots in self.shoots_of_clusters if len(shoots) > 1}
 
 
 def _shoot_ref(shoot: ShootObservation) -> dict[str, JsonValue]:
@@ -209,7 +93,7 @@ def orphan_shoots(world: Observed) -> Iterator[Finding]:
 def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
     """A shoot that belongs to a deleted cluster, unless that cluster's deletion is still under way.
 
-    Deleting a cluster is two-staged (DESIGN.md §4 rule 1): `deleted` is set, the provisioning side
+    Deleting a cluster is two-staged: `deleted` is set, the provisioning side
     deletes the shoot (status DELETING), and `shoot_status` becomes `deleted` once Gardener confirms
     it gone. A shoot listed during that normal window is no disagreement. It is one once the
     deletion was confirmed (`shoot_status = deleted`), has failed (`sync_status = failed`), or was

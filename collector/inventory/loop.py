@@ -1,4 +1,4 @@
-"""The inventory loop, `WORKER_MODE=inventory` (DESIGN.md §7): every ready cluster, every interval.
+"""The inventory loop, `WORKER_MODE=inventory`: every ready cluster, every interval.
 
     run(stop) ─> run_once() ─> heartbeat ─> reader.prepare(round) ─> N workers ─> collect(cluster)
                                                                                   │
@@ -8,9 +8,10 @@
 Each cluster is bounded by INVENTORY_TIMEOUT for reading and storing together (`asyncio.timeout`
 cancels the read, which closes its connections, or the store, which rolls back). A failure is
 recorded and never stops the round; one slow cluster holds only its own worker. The heartbeat is
-written each time a round is queued (FUN-23 §7), with the interval, so the staff view can call
-snapshots stale. A round that overruns the interval is logged and counted, and the next one starts
-right after it: rounds never stack.
+written each time a round is queued, not when it ends, with the interval, so the staff view can call
+snapshots stale (docs/architecture.md, 'Staleness is measured in inventory intervals'). A round that
+overruns the interval is logged and counted, and the next one starts right after it: rounds never
+stack.
 """
 
 from __future__ import annotations
@@ -26,20 +27,20 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from psycopg_pool import AsyncConnectionPool
 
-from collector import inventory_metrics as metrics
-from collector import inventory_store as store
-from collector.inventory_store import ClusterRow
-from collector.kube import KubeError, truncate
-from collector.ledger import LedgerCounts, TypeCounts, Unlisted, add_counts
-from collector.readers import ClusterReader, CollectError
+from collector.inventory import metrics, store
+from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
+from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
+from collector.inventory.sources import Unlisted
+from collector.kube.errors import KubeError, truncate
 from collector.settings import InventorySettings, Shard
-from collector.shoot import Reading
 from common.clock import Clock, utc_now
 
 logger = logging.getLogger(__name__)
+
+# Recording a failure may itself run out of time or find the database down: logged, never raised.
+_RECORDING_ERRORS: tuple[type[Exception], ...] = (TimeoutError, *store.DATABASE_ERRORS)
 
 
 def in_shard(cluster_id: UUID, shard: Shard) -> bool:
@@ -172,7 +173,7 @@ class InventoryLoop:
                 reading = await self._reader.read(cluster)
                 phase = "storing"
                 observed = self._clock()
-                # Kubernetes was read first; the transaction covers the writes only (STYLE 9).
+                # Kubernetes was read first: the transaction covers the writes only, never an API call.
                 async with self._pool.connection() as conn, conn.transaction():
                     ledger = await store.store_reading(conn, cluster.id, reading, observed=observed)
         except TimeoutError:
@@ -182,7 +183,7 @@ class InventoryLoop:
             return await self._failed(cluster, started, e.reason, f"{phase} the shoot: {e}", context)
         except CollectError as e:
             return await self._failed(cluster, started, e.reason, str(e), context)
-        except (psycopg.Error, OSError) as e:
+        except store.DATABASE_ERRORS as e:
             error = f"{phase}: database error {type(e).__name__}: {truncate(str(e))}"
             return await self._failed(cluster, started, "database", error, context)
         except Exception as e:
@@ -212,7 +213,7 @@ class InventoryLoop:
         recorded = False
         message = truncate(error, 500)
         try:
-            # Recording the failure has a budget of its own (DESIGN.md §7: up to 10 s more).
+            # Recording the failure has a budget of its own on top of INVENTORY_TIMEOUT.
             async with (
                 asyncio.timeout(self._settings.failure_grace_seconds),
                 self._pool.connection() as conn,
@@ -220,7 +221,7 @@ class InventoryLoop:
             ):
                 await store.record_failure(conn, cluster.id, error=message, at=self._clock())
             recorded = True
-        except (TimeoutError, psycopg.Error, OSError) as e:
+        except _RECORDING_ERRORS as e:
             logger.warning(
                 "cannot record the failed collection", extra={**context, "cause": type(e).__name__, "error": message}
             )

@@ -1,0 +1,191 @@
+"""GARDENER_MODE=mock, all of it: the garden and every shoot as the database describes them.
+
+    worker.py ──┬─> MockGardener: one agreeing shoot per live cluster (reconcile finds no drift)
+                └─> MockReader:   a cluster's Reading from its rows (the inventory reads no shoot)
+
+For local work without Kubernetes at all (docs/architecture.md, 'Mock and real Gardener mode'): every
+live node pool runs its autoscaler minimum of ready nodes, every live namespace holds a number of pods
+derived from its name, and the ledger sees those nodes and nothing else. Shoots have no API servers
+here, so minting a credential is an error. The SQL is in mock.sql beside this module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg.rows import class_row
+from psycopg_pool import AsyncConnectionPool
+
+from collector.inventory.reading import ClusterRow, Reading
+from collector.inventory.sources import Discovered, LedgerSource, SourceResult
+from collector.kube.credential import Credential
+from collector.kube.errors import BadResponse
+from collector.kube.garden import ShootRef
+from common.database import Query, load_queries
+from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
+from common.naming import worker_name
+
+_QUERIES = load_queries(Path(__file__).with_name("mock.sql"))
+
+Conn = psycopg.AsyncConnection[Any]
+
+# What every mock node offers: a 4-core, 16 GiB machine with the kubelet's default pod limit.
+MOCK_NODE_PODS = 110
+MOCK_NODE_MILLICORES = 4000
+MOCK_NODE_BYTES = 16 * 1024**3
+
+# Mock shoot uids are derived from the cluster id in this namespace, so they are stable across passes.
+_MOCK_NAMESPACE = uuid.UUID("7d5f2c1e-0b8a-4c3e-9a61-2f4e8b6d1c90")
+
+
+def _q(name: str) -> Query:
+    return _QUERIES[name]
+
+
+@dataclass(frozen=True, slots=True)
+class MockShootRow:
+    """What the database knows of a live cluster, enough to describe its shoot."""
+
+    cluster_id: UUID
+    organization_id: UUID
+    organization_name: str
+    name: str
+    region: str
+    kubernetes_version: str
+    created: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MockPoolRow:
+    name: str
+    machine_type: str
+    autoscale_min: int
+
+
+@dataclass(frozen=True, slots=True)
+class MockNamespaceRow:
+    id: UUID
+    name: str
+
+
+async def mock_shoots(conn: Conn) -> list[MockShootRow]:
+    """Every live cluster of a live tenant organization, as the mock garden describes it."""
+    async with conn.cursor(row_factory=class_row(MockShootRow)) as cur:
+        await cur.execute(_q("mock_shoots").sql)
+        return await cur.fetchall()
+
+
+async def mock_node_pools(conn: Conn, cluster_id: UUID) -> list[MockPoolRow]:
+    """The cluster's live node pools with their autoscaler minimum."""
+    async with conn.cursor(row_factory=class_row(MockPoolRow)) as cur:
+        await cur.execute(_q("mock_node_pools").sql, {"cluster_id": cluster_id})
+        return await cur.fetchall()
+
+
+async def live_namespaces(conn: Conn, cluster_id: UUID) -> list[MockNamespaceRow]:
+    """The cluster's live namespaces of live projects."""
+    async with conn.cursor(row_factory=class_row(MockNamespaceRow)) as cur:
+        await cur.execute(_q("live_namespaces").sql, {"cluster_id": cluster_id})
+        return await cur.fetchall()
+
+
+def mock_shoot(row: MockShootRow) -> dict[str, Any]:
+    """The shoot object the mock garden lists for a cluster row."""
+    return {
+        "apiVersion": "core.gardener.cloud/v1beta1",
+        "kind": "Shoot",
+        "metadata": {
+            "name": row.name,
+            "namespace": f"garden-{row.organization_name}",
+            "uid": str(uuid.uuid5(_MOCK_NAMESPACE, str(row.cluster_id))),
+            "creationTimestamp": row.created.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+            "labels": {
+                CLUSTER_ID_LABEL: str(row.cluster_id),
+                ORGANIZATION_ID_LABEL: str(row.organization_id),
+            },
+        },
+        "spec": {"kubernetes": {"version": row.kubernetes_version}, "region": row.region},
+        "status": {"lastOperation": {"type": "Reconcile", "state": "Succeeded"}},
+    }
+
+
+class MockGardener:
+    """The garden as the database says it should be: every live cluster of a live organization is one shoot."""
+
+    def __init__(self, pool: AsyncConnectionPool[Any]) -> None:
+        self._pool = pool
+
+    async def close(self) -> None:
+        return None
+
+    async def list_shoots(self, *, label_selector: str, page_size: int = 500) -> list[dict[str, Any]]:
+        async with self._pool.connection() as conn:
+            rows = await mock_shoots(conn)
+        return [mock_shoot(row) for row in rows]
+
+    async def mint_credential(self, shoot: ShootRef, *, kind: str, lifetime_seconds: int) -> Credential:
+        raise BadResponse(f"GARDENER_MODE=mock has no shoot API servers (asked for {kind} access to {shoot})")
+
+
+def mock_pod_count(namespace_name: str) -> int:
+    """The pods a namespace holds, derived from its name (1 to 20, stable)."""
+    digest = hashlib.blake2b(namespace_name.encode(), digest_size=4).digest()
+    return 1 + int.from_bytes(digest, "big") % 20
+
+
+class MockReader:
+    """Reads a cluster from the database instead of its shoot.
+
+    Every live node pool runs its autoscaler minimum of ready nodes; every live namespace holds
+    `mock_pod_count(name)` pods. The ledger sees the nodes (provider id `mock:///cluster/node`) and
+    nothing else.
+    """
+
+    def __init__(self, pool: AsyncConnectionPool[Any], *, sources: Sequence[LedgerSource]) -> None:
+        self._pool = pool
+        self._sources = tuple(sources)
+
+    async def prepare(self, clusters: Sequence[ClusterRow], *, full_round: bool) -> None:
+        return None
+
+    async def read(self, cluster: ClusterRow) -> Reading:
+        async with self._pool.connection() as conn:
+            pools = await mock_node_pools(conn, cluster.id)
+            namespaces = await live_namespaces(conn, cluster.id)
+        pool_nodes: dict[str, tuple[int, int]] = {}
+        node_names: list[str] = []
+        for pool in pools:
+            worker = worker_name(pool.name)
+            count = max(0, pool.autoscale_min)
+            pool_nodes[worker] = (count, count)
+            node_names.extend(f"{worker}-{i}" for i in range(count))
+        nodes = len(node_names)
+        namespace_pods = {ns.id: mock_pod_count(ns.name) for ns in namespaces}
+        ledger: dict[str, SourceResult] = {}
+        for source in self._sources:
+            if source.resource_type == "kubernetes.node":
+                ledger[source.resource_type] = tuple(
+                    Discovered(source.resource_type, "", name, f"mock:///{cluster.id}/{name}", source.billable)
+                    for name in node_names
+                )
+            else:
+                ledger[source.resource_type] = ()
+        return Reading(
+            nodes=nodes,
+            ready_nodes=nodes,
+            pods=sum(namespace_pods.values()),
+            allocatable_pods=nodes * MOCK_NODE_PODS,
+            cpu_allocatable_millicores=nodes * MOCK_NODE_MILLICORES,
+            memory_allocatable_bytes=nodes * MOCK_NODE_BYTES,
+            pool_nodes=pool_nodes,
+            namespace_pods=namespace_pods,
+            ledger=ledger,
+        )

@@ -1,0 +1,105 @@
+"""What both worker modes share, opened once per process: settings, the one pool, the Gardener client, the clock.
+
+    main.py ──> open_worker(settings) ──> Worker ──┬─> build_inventory ──> InventoryLoop + its ClusterReader
+                                                   └─> build_reconcile ──> ReconcileLoop
+
+GARDENER_MODE decides, here and nowhere else, whether the garden and the shoots are real (kube/) or
+described by the database (mock.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from collector.inventory.garden_reader import GardenReader
+from collector.inventory.loop import InventoryLoop
+from collector.inventory.reading import ClusterReader
+from collector.inventory.sources import SOURCES
+from collector.kube.client import garden_client
+from collector.kube.credential_cache import CredentialCache, renew_margin
+from collector.kube.garden import Gardener, RealGardener
+from collector.mock import MockGardener, MockReader
+from collector.reconcile.loop import ReconcileLoop
+from collector.settings import Settings
+from common.clock import Clock, utc_now
+from common.database import make_pool, require_schema
+from common.errors import DatabaseUnavailable
+
+
+@dataclass
+class Worker:
+    """What both modes share: settings, the one pool, the Gardener client and the clock."""
+
+    settings: Settings
+    pool: AsyncConnectionPool[Any]
+    gardener: Gardener
+    clock: Clock = utc_now
+
+
+@contextlib.asynccontextmanager
+async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIterator[Worker]:
+    """Open the pool (checking the schema) and the Gardener client; close both at the end.
+
+    Raises DatabaseUnavailable when the database cannot be reached, SchemaTooOld when its schema is too old, and
+    collector.kube.errors.KubeError when the garden kubeconfig cannot be loaded.
+    """
+    pool: AsyncConnectionPool[Any] = make_pool(settings.database, application_name=f"cluster-worker-{settings.mode}")
+    try:
+        await pool.open(wait=True, timeout=settings.database.connect_timeout_seconds)
+    except Exception as e:
+        await pool.close()
+        raise DatabaseUnavailable(f"cannot connect to the database: {type(e).__name__}") from e
+    try:
+        await require_schema(pool)
+        if settings.gardener.mode == "real" and settings.gardener.kubeconfig is not None:
+            client = await garden_client(
+                settings.gardener.kubeconfig, timeout_seconds=settings.gardener.request_timeout_seconds
+            )
+            gardener: Gardener = RealGardener(client)
+        else:
+            gardener = MockGardener(pool)
+        try:
+            yield Worker(settings, pool, gardener, clock)
+        finally:
+            await gardener.close()
+    finally:
+        await pool.close()
+
+
+def build_reader(worker: Worker) -> ClusterReader:
+    """The cluster reader GARDENER_MODE names: shoots through Gardener, or the database."""
+    settings = worker.settings
+    if settings.gardener.mode == "mock":
+        return MockReader(worker.pool, sources=SOURCES)
+    credentials = CredentialCache(
+        worker.gardener,
+        kind=settings.gardener.credential,
+        lifetime_seconds=settings.gardener.credential_lifetime_seconds,
+        renew_before=renew_margin(settings.inventory.timeout_seconds),
+        clock=worker.clock,
+    )
+    return GardenReader(
+        worker.gardener, credentials, sources=SOURCES, timeout_seconds=settings.inventory.timeout_seconds
+    )
+
+
+def build_inventory(worker: Worker) -> InventoryLoop:
+    """WORKER_MODE=inventory: snapshots of every ready cluster and the ledger."""
+    return InventoryLoop(
+        pool=worker.pool, reader=build_reader(worker), settings=worker.settings.inventory, clock=worker.clock
+    )
+
+
+def build_reconcile(worker: Worker) -> ReconcileLoop:
+    """WORKER_MODE=reconcile: the shoot mirror and drift findings."""
+    return ReconcileLoop(
+        pool=worker.pool,
+        gardener=worker.gardener,
+        interval_seconds=worker.settings.reconcile.interval_seconds,
+        clock=worker.clock,
+    )
