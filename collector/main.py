@@ -41,10 +41,6 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-class ReconcileNotWired(RuntimeError):
-    """The reconcile loop is not connected to this entry point yet."""
-
-
 async def reconcile_once(worker: Worker, out: TextIO) -> int:
     """`cluster-worker reconcile --once`: one pass now, printing findings opened, still open and resolved."""
     try:
@@ -145,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911 - one exit code per outcome
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env(os.environ)
@@ -171,9 +167,6 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911 - one exit code
     except KubeError as e:
         logger.error("cannot reach the garden: %s", e)
         return EXIT_FAILED
-    except ReconcileNotWired as e:
-        logger.error("%s", e)
-        return EXIT_USAGE
 
 
 async def _reconcile_command(settings: Settings) -> int:

@@ -66,7 +66,6 @@ class MockShootRow:
 @dataclass(frozen=True, slots=True)
 class MockPoolRow:
     name: str
-    machine_type: str
     autoscale_min: int
 
 

@@ -13,7 +13,7 @@ ORDER BY c.id
 
 -- name: mock_node_pools
 -- Called by MockReader.read: every live node pool runs its autoscaler minimum.
-SELECT name, machine_type, autoscale_min
+SELECT name, autoscale_min
 FROM tenant.node_pools
 WHERE cluster_id = %(cluster_id)s AND deleted IS NULL
 ORDER BY name

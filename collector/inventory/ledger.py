@@ -53,10 +53,6 @@ class LedgerPlan:
     found: Mapping[str, int] = field(default_factory=dict)
     unlisted: Mapping[str, Unlisted] = field(default_factory=dict)
 
-    @property
-    def listed_types(self) -> tuple[str, ...]:
-        return tuple(self.found)
-
 
 def listed_types(results: Mapping[str, SourceResult]) -> tuple[str, ...]:
     """The resource types whose source could be listed (only their active rows are compared)."""
