@@ -1,4 +1,4 @@
-"""Benchmark: one inventory round over 2,000 shoots with 50 ms per API call and 64 workers (issue 7).
+"""Benchmark: one inventory round over 2,000 shoots with 50 ms per API call and 64 workers.
 
     .venv/bin/python -m bench.collector_fanout [--shoots 2000] [--workers 64] [--latency 0.05] [--dsn DSN]
         [--event-loop uvloop|asyncio] [--gc-threshold 10000]

@@ -1,4 +1,4 @@
-"""Benchmark: one cluster at Kubernetes' limits, and the CPU of parsing pod metadata (issue 7).
+"""Benchmark: one cluster at Kubernetes' limits, and the CPU of parsing pod metadata.
 
     .venv/bin/python -m bench.collector_huge [--dsn SUPERUSER_DSN] [--skip-collect] [--skip-parse]
 

@@ -1,4 +1,4 @@
-"""Benchmark: a reconcile pass with no change against just listing the shoots (issue 9).
+"""Benchmark: a reconcile pass with no change against just listing the shoots.
 
     .venv/bin/python -m bench.reconcile [--organizations 10610] [--rounds 3] [--dsn SUPERUSER_DSN]
 

@@ -1,9 +1,8 @@
 """The settings of `cluster-worker`: one frozen object, built once from the environment by `main.py`.
 
 Groups follow the jobs of the process: the database, the Gardener connection both modes share, the
-inventory loop (DESIGN.md §7), the reconcile loop (§9) and the health port. Errors name the variable
-and the bad value (`SettingsError`). Every variable is listed in docs/collector.md and the README's
-configuration table.
+inventory loop, the reconcile loop and the health port. Errors name the variable and the bad value
+(`SettingsError`). Every variable is listed in the README's configuration table.
 """
 
 from __future__ import annotations
@@ -64,7 +63,7 @@ class GardenerSettings:
 
 @dataclass(frozen=True, slots=True)
 class InventorySettings:
-    """The inventory loop (DESIGN.md §7)."""
+    """The inventory loop."""
 
     interval_seconds: float = 900.0
     """INVENTORY_INTERVAL: seconds between rounds; 900 (15 min) in production, 60 locally."""
@@ -73,14 +72,14 @@ class InventorySettings:
     timeout_seconds: float = 30.0
     """INVENTORY_TIMEOUT: seconds one cluster may take for reading and storing together."""
     failure_grace_seconds: float = 10.0
-    """Seconds recording a failed collection gets on top of INVENTORY_TIMEOUT (DESIGN.md §7; fixed)."""
+    """Seconds recording a failed collection gets on top of INVENTORY_TIMEOUT (fixed, not a variable)."""
     shard: Shard = field(default_factory=Shard)
     """INVENTORY_SHARD: `i/N` collects only the clusters whose stable hash modulo N is i; default 0/1."""
 
 
 @dataclass(frozen=True, slots=True)
 class ReconcileSettings:
-    """The reconcile loop (DESIGN.md §9)."""
+    """The reconcile loop."""
 
     interval_seconds: float = 300.0
     """RECONCILE_INTERVAL: seconds between reconcile passes (5 min)."""

@@ -1,6 +1,6 @@
 """The inventory loop against real PostgreSQL as fun_cluster_worker, with the database-backed mock reader.
 
-These tests need no simulator: GARDENER_MODE=mock reads the database (DESIGN.md §7), and readers that
+These tests need no simulator: GARDENER_MODE=mock reads the database (collector/mock.py), and readers that
 fail on purpose stand in for broken shoots. test_collector_sim.py drives the same loop through
 fleet-sim's Kubernetes APIs.
 """

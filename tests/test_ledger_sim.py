@@ -1,4 +1,4 @@
-"""The ledger end to end: fleet-sim's world changes between rounds and the rows follow (DESIGN.md §8)."""
+"""The ledger end to end: fleet-sim's world changes between rounds and the rows follow."""
 
 from __future__ import annotations
 

@@ -150,7 +150,7 @@ async def test_first_pass_mirrors_every_shoot_and_records_the_planted_drift(setu
         | {("organization_mismatch", uid) for uid in noted(fleet, "drift.organization_mismatch")}
         | {("version_mismatch", cid) for cid in noted(fleet, "drift.version_mismatch")}
         | {
-            # A lost cluster (the provisioning side saw its shoot vanish) also has no shoot: DESIGN.md §9.
+            # A lost cluster (the provisioning side saw its shoot vanish) is a missing shoot too (docs/reconcile.md).
             ("missing_shoot", cid)
             for cid in noted(fleet, "drift.missing_shoot") + noted(fleet, "scenario.lost")
         }
