@@ -1,7 +1,7 @@
 """Parse a Kubernetes list response in bounded batches while it streams in.
 
 A shoot's API server answers a `resourceVersion=0` list from its watch cache and, before 1.34,
-ignores `limit`: 150,000 pods arrive as one ~150 MB body. Parsed whole, that body costs several times
+ignores `limit`: 150,000 pods arrive as one body of well over 100 MB. Parsed whole, that body costs several times
 its size in Python objects, while the worker's peak must stay under 400 MB even for such a cluster.
 `ListSplitter` sits between the HTTP stream (kube/client.py) and the code that folds items into
 counts (inventory/shoot.py): it cuts the byte stream at item boundaries, parses each batch of about
