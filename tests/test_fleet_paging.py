@@ -1,4 +1,4 @@
-"""Paging of the four List RPCs over real sockets (DESIGN.md §5 "Paging").
+"""Paging of the four List RPCs over real sockets (keyset paging with signed tokens).
 
 Walking every page with sizes 1, 7, 100 and 500 yields every row exactly once, in the documented
 order; so it does while rows are inserted between pages (rows inserted behind the walk's position

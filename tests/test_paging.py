@@ -1,4 +1,4 @@
-"""Page sizes and page tokens without any I/O: the rules of DESIGN.md §5 "Paging".
+"""Page sizes, page tokens and the split of a fetched page, without any I/O.
 
 The API tests walk real pages over both protocols; these pin the edges of each rule.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -18,15 +19,28 @@ from services.common.paging import (
     MAX_PAGE_SIZE,
     FilterValue,
     KeyPart,
+    KeysetSpec,
     PageTokens,
     filter_fingerprint,
+    filter_values,
     page_size,
-    split_page,
 )
 
 TOKENS = PageTokens.derived_from(b"a-service-secret-of-at-least-32-bytes!!")
 SHAPE = (KeyPart.TEXT, KeyPart.UUID)
 KEY = ("alpha-cluster", uuid.UUID("018f0000-0000-7000-8000-000000000042"))
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    id: uuid.UUID
+
+
+CLUSTERS: KeysetSpec[Row, tuple[str, uuid.UUID]] = KeysetSpec("clusters", SHAPE, lambda row: (row.name, row.id))
+ORGANIZATIONS: KeysetSpec[Row, tuple[str, uuid.UUID]] = KeysetSpec(
+    "organizations", SHAPE, lambda row: (row.name, row.id)
+)
 FILTERS: dict[str, FilterValue] = {"organization_id": "", "statuses": (3, 5), "stale": False}
 
 
@@ -46,25 +60,27 @@ def test_negative_page_size_is_invalid(requested: int) -> None:
 
 
 def test_token_round_trips_the_key() -> None:
-    token = TOKENS.encode("clusters", FILTERS, SHAPE, KEY)
-    assert TOKENS.decode(token, "clusters", FILTERS, SHAPE) == KEY
+    token = TOKENS.encode(CLUSTERS, FILTERS, KEY)
+    assert TOKENS.decode(token, CLUSTERS, FILTERS) == KEY
 
 
 def test_timestamp_keys_keep_microseconds_and_zone() -> None:
     moment = datetime(2026, 11, 30, 5, 41, 49, 123456, tzinfo=timezone(timedelta(hours=2)))
-    shape = (KeyPart.TIMESTAMP, KeyPart.UUID)
-    token = TOKENS.encode("findings", {}, shape, (moment, KEY[1]))
-    decoded = TOKENS.decode(token, "findings", {}, shape)
+    findings: KeysetSpec[object, tuple[datetime, uuid.UUID]] = KeysetSpec(
+        "findings", (KeyPart.TIMESTAMP, KeyPart.UUID), lambda row: (moment, KEY[1])
+    )
+    token = TOKENS.encode(findings, {}, (moment, KEY[1]))
+    decoded = TOKENS.decode(token, findings, {})
     assert decoded == (moment, KEY[1])
     assert decoded is not None and decoded[0] == moment.astimezone(UTC)
 
 
 def test_empty_token_is_the_first_page() -> None:
-    assert TOKENS.decode("", "clusters", FILTERS, SHAPE) is None
+    assert TOKENS.decode("", CLUSTERS, FILTERS) is None
 
 
 def test_token_is_opaque_text_safe_in_a_url() -> None:
-    token = TOKENS.encode("clusters", FILTERS, SHAPE, KEY)
+    token = TOKENS.encode(CLUSTERS, FILTERS, KEY)
     assert set(token) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 
 
@@ -88,7 +104,7 @@ def _reforged_payload(token: str) -> str:
     return f"{edited}.{mac}"
 
 
-GOOD = TOKENS.encode("clusters", FILTERS, SHAPE, KEY)
+GOOD = TOKENS.encode(CLUSTERS, FILTERS, KEY)
 
 
 @pytest.mark.parametrize(
@@ -104,7 +120,7 @@ GOOD = TOKENS.encode("clusters", FILTERS, SHAPE, KEY)
         _reforged_payload(GOOD),
         GOOD + "." + GOOD,
         "x" * 5000,
-        PageTokens(b"some-other-deployment-secret-0123456789").encode("clusters", FILTERS, SHAPE, KEY),
+        PageTokens(b"some-other-deployment-secret-0123456789").encode(CLUSTERS, FILTERS, KEY),
     ],
     ids=[
         "garbage",
@@ -122,31 +138,70 @@ GOOD = TOKENS.encode("clusters", FILTERS, SHAPE, KEY)
 )
 def test_malformed_or_tampered_token_is_invalid(token: str) -> None:
     with pytest.raises(InvalidArgument, match="page_token"):
-        TOKENS.decode(token, "clusters", FILTERS, SHAPE)
+        TOKENS.decode(token, CLUSTERS, FILTERS)
 
 
 def test_token_with_other_filters_is_invalid() -> None:
     with pytest.raises(InvalidArgument, match="other filters"):
-        TOKENS.decode(GOOD, "clusters", {**FILTERS, "stale": True}, SHAPE)
+        TOKENS.decode(GOOD, CLUSTERS, {**FILTERS, "stale": True})
 
 
 def test_token_of_another_list_is_invalid() -> None:
     with pytest.raises(InvalidArgument, match="another list"):
-        TOKENS.decode(GOOD, "organizations", FILTERS, SHAPE)
+        TOKENS.decode(GOOD, ORGANIZATIONS, FILTERS)
 
 
 def test_signed_token_whose_key_has_the_wrong_shape_is_invalid() -> None:
     # Validly signed, but the key does not decode as the list's shape: still a clean INVALID_ARGUMENT.
-    token = TOKENS.encode("clusters", FILTERS, (KeyPart.TEXT, KeyPart.TEXT), ("alpha", "not-a-uuid"))
+    texts: KeysetSpec[object, tuple[str, str]] = KeysetSpec(
+        "clusters", (KeyPart.TEXT, KeyPart.TEXT), lambda _: ("", "")
+    )
+    token = TOKENS.encode(texts, FILTERS, ("alpha", "not-a-uuid"))
     with pytest.raises(InvalidArgument, match="malformed"):
-        TOKENS.decode(token, "clusters", FILTERS, SHAPE)
-    short = TOKENS.encode("clusters", FILTERS, (KeyPart.TEXT,), ("alpha",))
+        TOKENS.decode(token, CLUSTERS, FILTERS)
+    one: KeysetSpec[object, tuple[str]] = KeysetSpec("clusters", (KeyPart.TEXT,), lambda _: ("",))
+    short = TOKENS.encode(one, FILTERS, ("alpha",))
     with pytest.raises(InvalidArgument, match="malformed"):
-        TOKENS.decode(short, "clusters", FILTERS, SHAPE)
+        TOKENS.decode(short, CLUSTERS, FILTERS)
 
 
-def test_split_page_reports_whether_more_follow() -> None:
-    rows = list(range(8))
-    assert split_page(rows, 7).rows == list(range(7)) and split_page(rows, 7).more
-    assert split_page(rows[:7], 7).rows == list(range(7)) and not split_page(rows[:7], 7).more
-    assert split_page([], 7).rows == [] and not split_page([], 7).more
+def _rows(count: int) -> list[Row]:
+    return [Row(f"cluster-{i:03d}", uuid.UUID(int=i + 1)) for i in range(count)]
+
+
+def test_a_page_request_checks_size_and_token() -> None:
+    first = TOKENS.page_request(CLUSTERS, None, size=0, token="")
+    assert (first.size, first.limit, first.after) == (DEFAULT_PAGE_SIZE, DEFAULT_PAGE_SIZE + 1, None)
+    assert TOKENS.page_request(CLUSTERS, None, size=MAX_PAGE_SIZE + 1, token="").size == MAX_PAGE_SIZE
+    with pytest.raises(InvalidArgument, match="page_size"):
+        TOKENS.page_request(CLUSTERS, None, size=-1, token="")
+    with pytest.raises(InvalidArgument, match="another list"):
+        TOKENS.page_request(ORGANIZATIONS, None, size=7, token=TOKENS.encode(CLUSTERS, {}, KEY))
+
+
+def test_a_full_page_carries_the_token_of_the_last_row_and_a_short_one_none() -> None:
+    wanted = TOKENS.page_request(CLUSTERS, None, size=7, token="")
+    rows = _rows(8)
+    page = wanted.page(rows)
+    assert page.items == rows[:7]
+    after = TOKENS.page_request(CLUSTERS, None, size=7, token=page.next_page_token).after
+    assert after == (rows[6].name, rows[6].id)
+    assert wanted.page(rows[:7]) == type(page)(rows[:7], "")
+    assert wanted.page([]).items == [] and wanted.page([]).next_page_token == ""
+
+
+@dataclass(frozen=True)
+class Filters:
+    organization_id: uuid.UUID | None
+    statuses: tuple[str, ...] | None
+    stale: bool
+
+
+def test_a_token_is_bound_to_every_field_of_the_filters() -> None:
+    some = Filters(KEY[1], ("lost", "running"), stale=False)
+    assert filter_values(some) == {"organization_id": str(KEY[1]), "statuses": ("lost", "running"), "stale": False}
+    assert filter_values(None) == {}
+    token = TOKENS.page_request(CLUSTERS, some, size=1, token="").page(_rows(2)).next_page_token
+    assert TOKENS.page_request(CLUSTERS, some, size=1, token=token).after is not None
+    with pytest.raises(InvalidArgument, match="other filters"):
+        TOKENS.page_request(CLUSTERS, Filters(KEY[1], ("lost",), stale=False), size=1, token=token)

@@ -1,36 +1,41 @@
-"""Page sizes and keyset page tokens for the staff API's List RPCs (DESIGN.md §5 "Paging").
+"""Keyset paging for the staff API's List RPCs: page sizes, signed page tokens, one spec per list.
 
-    request ──> page_size() ─────────────────────────────> LIMIT size + 1
-            └─> PageTokens.decode(token, list, filters) ──> the sort key to continue after
-    last row of a full page ──> PageTokens.encode(list, filters, key) ──> next_page_token
+    KeysetSpec (per list: name, key types, the key of a row)
+    request ──> PageTokens.page_request(spec, filters, size=, token=) ──> PageRequest: after, limit
+    rows fetched with LIMIT limit ──> PageRequest.page(rows) ──> Page: items, next_page_token
 
-A token is the sort key of the last item returned (keyset paging: stable while rows are added,
-constant cost at any depth), wrapped so that the caller cannot forge one:
+A list is ordered by a unique key, and a token is the key of the last item returned (keyset paging:
+stable while rows are added, constant cost at any depth; docs/architecture.md, 'Keyset paging with
+signed tokens'), wrapped so that the caller cannot forge one:
 
     base64url( {"v": 1, "l": list name, "f": filter fingerprint, "k": [key values]} ) "." base64url(HMAC-SHA256)
 
 The HMAC key is derived from the service's secret, so every replica accepts every replica's tokens.
 The filter fingerprint binds a token to the filters it was issued with. A token that does not decode,
 whose MAC does not verify, that belongs to another list or other filters, or whose key does not have
-the expected shape is `InvalidArgument`, never a 500.
+the list's shape is `InvalidArgument`, never a 500.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import hmac
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 import orjson
 
 from services.common.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 500
@@ -50,7 +55,11 @@ def page_size(requested: int) -> int:
 
 
 class KeyPart(StrEnum):
-    """The type of one sort-key column, so a decoded key is checked before it reaches SQL."""
+    """The type of one sort-key column, so a decoded key is checked before it reaches SQL.
+
+    A decoded part is always the Python type named here: TEXT a `str`, UUID a `uuid.UUID`, TIMESTAMP
+    an aware `datetime`.
+    """
 
     TEXT = "text"
     UUID = "uuid"
@@ -59,6 +68,38 @@ class KeyPart(StrEnum):
 
 KeyValue = str | uuid.UUID | datetime
 FilterValue = str | int | bool | None | tuple[str, ...] | tuple[int, ...]
+
+R = TypeVar("R")
+K = TypeVar("K", bound=tuple[Any, ...])
+
+
+@dataclass(frozen=True, slots=True)
+class KeysetSpec(Generic[R, K]):
+    """One paged list: `name` (a token of one list is refused by another), the types of its sort key's
+    parts in ORDER BY order (`shape`; K must be the tuple of the types `KeyPart` names for them), and
+    `key_of`, the sort key of one of its rows."""
+
+    name: str
+    shape: tuple[KeyPart, ...]
+    key_of: Callable[[R], K]
+
+
+def filter_values(filters: DataclassInstance | None) -> dict[str, FilterValue]:
+    """What a token is bound to: every field of a list's normalized filters, ids as text; {} for none.
+
+    Binding every field means a filter added later binds its list's tokens without anyone listing it.
+    """
+    if filters is None:
+        return {}
+    values: dict[str, FilterValue] = {}
+    for field in dataclasses.fields(filters):
+        value = getattr(filters, field.name)
+        if isinstance(value, uuid.UUID):
+            value = str(value)
+        if value is not None and not isinstance(value, str | int | bool | tuple):
+            raise TypeError(f"filter {field.name} is a {type(value).__name__}, not a filter value")
+        values[field.name] = value
+    return values
 
 
 def filter_fingerprint(filters: Mapping[str, FilterValue]) -> str:
@@ -103,6 +144,14 @@ def _decode_part(part: KeyPart, value: object) -> KeyValue:
 
 
 @dataclass(frozen=True, slots=True)
+class Page(Generic[R]):
+    """The rows of one page and the token of the next one ("" when none follows)."""
+
+    items: Sequence[R]
+    next_page_token: str
+
+
+@dataclass(frozen=True, slots=True)
 class PageTokens:
     """Issues and checks the page tokens of one service; `secret` is the HMAC key."""
 
@@ -116,33 +165,37 @@ class PageTokens:
     def _mac(self, payload: bytes) -> bytes:
         return hmac.new(self.secret, payload, hashlib.sha256).digest()[:_MAC_BYTES]
 
-    def encode(
+    def page_request(
         self,
-        list_name: str,
-        filters: Mapping[str, FilterValue],
-        shape: Sequence[KeyPart],
-        key: Sequence[KeyValue],
-    ) -> str:
-        """The token that continues `list_name` after the row whose sort key is `key`."""
-        if len(shape) != len(key):
+        spec: KeysetSpec[R, K],
+        filters: DataclassInstance | None,
+        *,
+        size: int,
+        token: str,
+    ) -> PageRequest[R, K]:
+        """A List request's page size and token checked against `spec` and its normalized `filters`.
+
+        Raises `InvalidArgument` for a negative size or a token `decode` refuses.
+        """
+        rows = page_size(size)
+        bound = filter_values(filters)
+        return PageRequest(self, spec, bound, rows, self.decode(token, spec, bound))
+
+    def encode(self, spec: KeysetSpec[Any, K], filters: Mapping[str, FilterValue], key: K) -> str:
+        """The token that continues `spec`'s list, with these filters, after the row whose sort key is `key`."""
+        if len(spec.shape) != len(key):
             raise TypeError("the key does not match its shape")
         payload = orjson.dumps(
             {
                 "v": TOKEN_VERSION,
-                "l": list_name,
+                "l": spec.name,
                 "f": filter_fingerprint(filters),
-                "k": [_encode_part(part, value) for part, value in zip(shape, key, strict=True)],
+                "k": [_encode_part(part, value) for part, value in zip(spec.shape, key, strict=True)],
             }
         )
         return f"{_b64encode(payload)}.{_b64encode(self._mac(payload))}"
 
-    def decode(
-        self,
-        token: str,
-        list_name: str,
-        filters: Mapping[str, FilterValue],
-        shape: Sequence[KeyPart],
-    ) -> tuple[KeyValue, ...] | None:
+    def decode(self, token: str, spec: KeysetSpec[Any, K], filters: Mapping[str, FilterValue]) -> K | None:
         """The sort key a token continues after; None for an empty token (the first page).
 
         Raises `InvalidArgument` when the token is malformed, tampered with, issued by another list,
@@ -166,30 +219,39 @@ class PageTokens:
             raise InvalidArgument("page_token is malformed") from None
         if not isinstance(decoded, dict) or decoded.get("v") != TOKEN_VERSION:
             raise InvalidArgument("page_token is from another version of this service")
-        if decoded.get("l") != list_name:
+        if decoded.get("l") != spec.name:
             raise InvalidArgument("page_token belongs to another list")
         if decoded.get("f") != filter_fingerprint(filters):
             raise InvalidArgument("page_token was issued with other filters: pass the same filters with it")
         parts = decoded.get("k")
-        if not isinstance(parts, list) or len(parts) != len(shape):
+        if not isinstance(parts, list) or len(parts) != len(spec.shape):
             raise InvalidArgument("page_token is malformed")
         try:
-            return tuple(_decode_part(part, value) for part, value in zip(shape, parts, strict=True))
+            key = tuple(_decode_part(part, value) for part, value in zip(spec.shape, parts, strict=True))
         except ValueError:
             raise InvalidArgument("page_token is malformed") from None
-
-
-T = TypeVar("T")
+        # Each part has the type its KeyPart names, and the spec's shape names K's parts.
+        return cast(K, key)
 
 
 @dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
-    """One page of rows and the key to continue after, if more may follow."""
+class PageRequest(Generic[R, K]):
+    """One checked request for a page of one list: the key to continue after and how many rows to fetch."""
 
-    rows: Sequence[T]
-    more: bool
+    tokens: PageTokens
+    spec: KeysetSpec[R, K]
+    filters: Mapping[str, FilterValue]
+    size: int
+    after: K | None  # None: the first page
 
+    @property
+    def limit(self) -> int:
+        """Rows to fetch: one more than the page holds, so the extra row says whether another follows."""
+        return self.size + 1
 
-def split_page(rows: Sequence[T], size: int) -> Page[T]:
-    """Rows fetched with LIMIT size + 1: the page itself and whether another one follows."""
-    return Page(rows[:size], len(rows) > size)
+    def page(self, rows: Sequence[R]) -> Page[R]:
+        """Rows fetched with LIMIT `limit`: the page itself and the token of the next, if one follows."""
+        items = rows[: self.size]
+        if len(rows) <= self.size:
+            return Page(items, "")
+        return Page(items, self.tokens.encode(self.spec, self.filters, self.spec.key_of(items[-1])))

@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
-from uuid import UUID
 
 import psycopg_pool
 from connectrpc.request import RequestContext
@@ -26,10 +25,10 @@ from typing_extensions import override
 
 from services.common.codecs import connect_codecs
 from services.common.errors import NotFound
-from services.common.paging import FilterValue, KeyPart, PageTokens, page_size, split_page
+from services.common.paging import PageTokens
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.singleflight import Outcome, SingleFlightCache
-from services.fleet import convert, queries
+from services.fleet import convert, pages, queries
 from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS
 from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
 
@@ -37,27 +36,6 @@ SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
 NO_STORE = "private, no-store"
 # Requests are small: filters and a page token.
 READ_MAX_BYTES = 64 * 1024
-_NAME_ID = (KeyPart.TEXT, KeyPart.UUID)
-_TIME_ID = (KeyPart.TIMESTAMP, KeyPart.UUID)
-_LEDGER_KEY = (KeyPart.UUID, KeyPart.TEXT, KeyPart.TEXT, KeyPart.TEXT, KeyPart.UUID)
-
-
-def _text(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError("expected a text key part")
-    return value
-
-
-def _uuid(value: object) -> UUID:
-    if not isinstance(value, UUID):
-        raise TypeError("expected a uuid key part")
-    return value
-
-
-def _time(value: object) -> datetime:
-    if not isinstance(value, datetime):
-        raise TypeError("expected a timestamp key part")
-    return value
 
 
 class FleetApi(FleetService):
@@ -111,18 +89,11 @@ class FleetApi(FleetService):
         ctx: RequestContext[fleet_pb2.ListOrganizationsRequest, fleet_pb2.ListOrganizationsResponse],
     ) -> fleet_pb2.ListOrganizationsResponse:
         _no_store(ctx)
-        size = page_size(request.page_size)
-        filters: dict[str, FilterValue] = {}
-        key = self._tokens.decode(request.page_token, "organizations", filters, _NAME_ID)
-        after = (_text(key[0]), _uuid(key[1])) if key else None
+        wanted = self._tokens.page_request(pages.ORGANIZATIONS, None, size=request.page_size, token=request.page_token)
         async with self._pool.connection() as conn:
-            rows = await queries.list_organizations(conn, after=after, limit=size + 1)
-        page = split_page(rows, size)
-        token = ""
-        if page.more:
-            last = page.rows[-1]
-            token = self._tokens.encode("organizations", filters, _NAME_ID, (last.name, last.id))
-        return convert.list_organizations_response(page.rows, token)
+            rows = await queries.list_organizations(conn, after=wanted.after, limit=wanted.limit)
+        page = wanted.page(rows)
+        return convert.list_organizations_response(page.items, page.next_page_token)
 
     @override
     async def list_clusters(
@@ -131,7 +102,6 @@ class FleetApi(FleetService):
         ctx: RequestContext[fleet_pb2.ListClustersRequest, fleet_pb2.ListClustersResponse],
     ) -> fleet_pb2.ListClustersResponse:
         _no_store(ctx)
-        size = page_size(request.page_size)
         filters = queries.ClusterFilters(
             organization_id=optional_uuid("organization_id", request.organization_id),
             statuses=convert.statuses_from_proto(request.statuses),
@@ -140,18 +110,12 @@ class FleetApi(FleetService):
             region=optional_text("region", request.region),
             include_deleted=request.include_deleted,
         )
-        bound = _cluster_filter_values(filters)
-        key = self._tokens.decode(request.page_token, "clusters", bound, _NAME_ID)
-        after = (_text(key[0]), _uuid(key[1])) if key else None
+        wanted = self._tokens.page_request(pages.CLUSTERS, filters, size=request.page_size, token=request.page_token)
         now = self._clock()
         async with self._pool.connection() as conn:
-            rows = await queries.list_clusters(conn, filters=filters, now=now, after=after, limit=size + 1)
-        page = split_page(rows, size)
-        token = ""
-        if page.more:
-            last = page.rows[-1]
-            token = self._tokens.encode("clusters", bound, _NAME_ID, (last.name, last.id))
-        return convert.list_clusters_response(page.rows, now, token)
+            rows = await queries.list_clusters(conn, filters=filters, now=now, after=wanted.after, limit=wanted.limit)
+        page = wanted.page(rows)
+        return convert.list_clusters_response(page.items, now, page.next_page_token)
 
     @override
     async def list_drift_findings(
@@ -160,27 +124,18 @@ class FleetApi(FleetService):
         ctx: RequestContext[fleet_pb2.ListDriftFindingsRequest, fleet_pb2.ListDriftFindingsResponse],
     ) -> fleet_pb2.ListDriftFindingsResponse:
         _no_store(ctx)
-        size = page_size(request.page_size)
         filters = queries.FindingFilters(
             kind=convert.kind_from_proto(request.kind),
             organization_id=optional_uuid("organization_id", request.organization_id),
             cluster_id=optional_uuid("cluster_id", request.cluster_id),
         )
-        bound: dict[str, FilterValue] = {
-            "kind": filters.kind,
-            "organization_id": _id_text(filters.organization_id),
-            "cluster_id": _id_text(filters.cluster_id),
-        }
-        key = self._tokens.decode(request.page_token, "drift_findings", bound, _TIME_ID)
-        after = (_time(key[0]), _uuid(key[1])) if key else None
+        wanted = self._tokens.page_request(
+            pages.DRIFT_FINDINGS, filters, size=request.page_size, token=request.page_token
+        )
         async with self._pool.connection() as conn:
-            rows = await queries.list_drift_findings(conn, filters=filters, after=after, limit=size + 1)
-        page = split_page(rows, size)
-        token = ""
-        if page.more:
-            last = page.rows[-1]
-            token = self._tokens.encode("drift_findings", bound, _TIME_ID, (last.first_detected, last.id))
-        return convert.list_drift_findings_response(page.rows, token)
+            rows = await queries.list_drift_findings(conn, filters=filters, after=wanted.after, limit=wanted.limit)
+        page = wanted.page(rows)
+        return convert.list_drift_findings_response(page.items, page.next_page_token)
 
     @override
     async def get_cluster(
@@ -242,32 +197,21 @@ class FleetApi(FleetService):
         ],
     ) -> fleet_pb2.ListInfrastructureResourcesResponse:
         _no_store(ctx)
-        size = page_size(request.page_size)
         filters = queries.ResourceFilters(
             cluster_id=optional_uuid("cluster_id", request.cluster_id),
             resource_type=optional_resource_type(request.resource_type),
             billable=request.billable if request.HasField("billable") else None,
             include_destroyed=request.include_destroyed,
         )
-        bound: dict[str, FilterValue] = {
-            "cluster_id": _id_text(filters.cluster_id),
-            "resource_type": filters.resource_type,
-            "billable": filters.billable,
-            "include_destroyed": filters.include_destroyed,
-        }
-        key = self._tokens.decode(request.page_token, "infrastructure_resources", bound, _LEDGER_KEY)
-        after: queries.ResourceKey | None = None
-        if key:
-            after = (_uuid(key[0]), _text(key[1]), _text(key[2]), _text(key[3]), _uuid(key[4]))
+        wanted = self._tokens.page_request(
+            pages.INFRASTRUCTURE_RESOURCES, filters, size=request.page_size, token=request.page_token
+        )
         async with self._pool.connection() as conn:
-            rows = await queries.list_infrastructure_resources(conn, filters=filters, after=after, limit=size + 1)
-        page = split_page(rows, size)
-        token = ""
-        if page.more:
-            last = page.rows[-1]
-            last_key = (last.cluster_id, last.resource_type, last.namespace, last.name, last.id)
-            token = self._tokens.encode("infrastructure_resources", bound, _LEDGER_KEY, last_key)
-        return convert.list_infrastructure_resources_response(page.rows, token)
+            rows = await queries.list_infrastructure_resources(
+                conn, filters=filters, after=wanted.after, limit=wanted.limit
+            )
+        page = wanted.page(rows)
+        return convert.list_infrastructure_resources_response(page.items, page.next_page_token)
 
 
 def _count_summary_lookup(outcome: Outcome) -> None:
@@ -277,22 +221,6 @@ def _count_summary_lookup(outcome: Outcome) -> None:
 def _no_store(ctx: RequestContext[Any, Any]) -> None:
     # Staff data behind a credential: no shared or browser cache may keep it, GET or not.
     ctx.response_headers["cache-control"] = NO_STORE
-
-
-def _id_text(value: UUID | None) -> str | None:
-    return None if value is None else str(value)
-
-
-def _cluster_filter_values(filters: queries.ClusterFilters) -> dict[str, FilterValue]:
-    """The filters a ListClusters page token is bound to."""
-    return {
-        "organization_id": _id_text(filters.organization_id),
-        "statuses": filters.statuses,
-        "needs_attention": filters.needs_attention,
-        "stale": filters.stale,
-        "region": filters.region,
-        "include_deleted": filters.include_deleted,
-    }
 
 
 def connect_app(service: FleetApi, stack: RequestStack) -> FleetServiceASGIApplication:
