@@ -158,7 +158,7 @@ def list_clusters_response(
     )
 
 
-def sync_state(row: queries.ClusterDetailRow) -> fleet_pb2.SyncState | None:
+def sync_state(row: queries.ClusterRow) -> fleet_pb2.SyncState | None:
     if row.sync_status is None:
         return None
     return fleet_pb2.SyncState(
@@ -214,7 +214,7 @@ def ledger_count(row: queries.LedgerCountRow) -> fleet_pb2.LedgerCount:
 
 
 def get_cluster_response(
-    cluster: queries.ClusterDetailRow,
+    cluster: queries.ClusterRow,
     *,
     node_pools: Sequence[queries.NodePoolRow],
     projects: Sequence[queries.ProjectRow],

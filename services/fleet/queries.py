@@ -69,7 +69,8 @@ async def list_organizations(
 
 @dataclass(frozen=True, slots=True)
 class ClusterRow:
-    """A cluster with everything its status, staleness and summary derive from."""
+    """A row of tenant.staff_clusters: a cluster with everything its status, staleness, summary and
+    sync state derive from."""
 
     id: UUID
     name: str
@@ -100,6 +101,10 @@ class ClusterRow:
     open_drift_findings: int
     inventory_interval_seconds: int | None
     inventory_since: datetime | None
+    sync_attempts: int | None
+    sync_error: str | None
+    sync_updated: datetime | None
+    shoot_message: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,19 +144,9 @@ async def list_clusters(
     return await _all(conn, "list_clusters", ClusterRow, params)
 
 
-@dataclass(frozen=True, slots=True)
-class ClusterDetailRow(ClusterRow):
-    """A cluster row plus the rest of its sync state."""
-
-    sync_attempts: int | None
-    sync_error: str | None
-    sync_updated: datetime | None
-    shoot_message: str | None
-
-
-async def get_cluster(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> ClusterDetailRow | None:
+async def get_cluster(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> ClusterRow | None:
     """One cluster (live or deleted) of any organization but the system one; None when there is none."""
-    rows = await _all(conn, "get_cluster", ClusterDetailRow, {"cluster_id": cluster_id})
+    rows = await _all(conn, "get_cluster", ClusterRow, {"cluster_id": cluster_id})
     return rows[0] if rows else None
 
 

@@ -9,7 +9,7 @@
 --   OR that would hide the index from the planner;
 -- - optional filters are `(%(x)s IS NULL OR ...)`: queries.py executes them unprepared, so each call is
 --   planned with its own values and a NULL filter folds away;
--- - status, readiness and staleness go through the SQL twins of services/common/clusterstatus.py
+-- - status, readiness and staleness go through the SQL twins of common/clusterstatus.py
 --   (db/migrations/0004_cluster_status.sql); the time is %(now)s, the service's clock, so SQL and Python
 --   judge staleness at the same instant. The service computes the status it returns in Python.
 
@@ -65,127 +65,39 @@ ORDER BY o.name, o.id
 LIMIT %(limit)s;
 
 -- name: list_clusters
--- Called by FleetApi.list_clusters: one page of clusters by (name, id) with the inputs of status and
--- staleness, the latest snapshot, the observed version and the open drift count. Filters combine
--- with AND; without include_deleted only live clusters of live organizations are listed.
-WITH inventory AS (
-    SELECT hb.interval_seconds, hb.first_completed
-    FROM tenant.worker_heartbeats AS hb
-    WHERE hb.loop = 'inventory'
-)
-SELECT c.id,
-       c.name,
-       c.organization_id,
-       o.name AS organization_name,
-       o.alias AS organization_alias,
-       o.deleted IS NOT NULL AS organization_deleted,
-       c.region,
-       c.kubernetes_version,
-       (SELECT sh.kubernetes_version
-        FROM tenant.gardener_shoots AS sh
-        WHERE sh.cluster_id = c.id AND sh.deleted IS NULL
-        ORDER BY sh.last_seen DESC, sh.uid
-        LIMIT 1) AS observed_kubernetes_version,
-       c.created,
-       c.deleted,
-       s.sync_status,
-       s.shoot_status,
-       s.shoot_operation,
-       s.first_completed,
-       s.shoot_status_changed,
-       snap.cluster_id IS NOT NULL AS collected,
-       snap.observed,
-       snap.nodes,
-       snap.ready_nodes,
-       snap.pods,
-       snap.allocatable_pods,
-       snap.cpu_allocatable_millicores,
-       snap.memory_allocatable_bytes,
-       snap.last_error,
-       snap.last_error_at,
-       (SELECT count(*)
-        FROM tenant.drift_findings AS f
-        WHERE f.cluster_id = c.id AND f.resolved IS NULL)::integer AS open_drift_findings,
-       inventory.interval_seconds AS inventory_interval_seconds,
-       inventory.first_completed AS inventory_since
-FROM tenant.clusters AS c
-JOIN tenant.organizations AS o ON o.id = c.organization_id
-LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
-LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
-LEFT JOIN inventory ON true
-WHERE c.organization_id <> tenant.system_organization_id()
-  AND (%(include_deleted)s::boolean OR (c.deleted IS NULL AND o.deleted IS NULL))
-  AND (%(organization_id)s::uuid IS NULL OR c.organization_id = %(organization_id)s::uuid)
-  AND (%(region)s::text IS NULL OR c.region = %(region)s::text)
+-- Called by FleetApi.list_clusters: one page of clusters by (name, id) as tenant.staff_clusters shows
+-- them (migration 0006). Filters combine with AND; without include_deleted only live clusters of live
+-- organizations are listed.
+SELECT cluster.*
+FROM tenant.staff_clusters AS cluster
+WHERE (%(include_deleted)s::boolean OR (cluster.deleted IS NULL AND NOT cluster.organization_deleted))
+  AND (%(organization_id)s::uuid IS NULL OR cluster.organization_id = %(organization_id)s::uuid)
+  AND (%(region)s::text IS NULL OR cluster.region = %(region)s::text)
   AND (%(statuses)s::text[] IS NULL OR tenant.cluster_status(
-          c.deleted IS NOT NULL, s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed IS NOT NULL
+          cluster.deleted IS NOT NULL, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation,
+          cluster.first_completed IS NOT NULL
       ) = ANY (%(statuses)s::text[]))
   AND (NOT %(needs_attention)s::boolean OR tenant.cluster_needs_attention(tenant.cluster_status(
-          c.deleted IS NOT NULL, s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed IS NOT NULL
+          cluster.deleted IS NOT NULL, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation,
+          cluster.first_completed IS NOT NULL
       )))
   AND (NOT %(stale)s::boolean OR tenant.snapshot_is_stale(
-          tenant.cluster_is_ready(c.deleted IS NOT NULL, o.deleted IS NOT NULL, c.organization_id, s.shoot_status),
-          snap.observed, s.shoot_status_changed, inventory.interval_seconds, inventory.first_completed,
-          %(now)s::timestamptz
+          tenant.cluster_is_ready(
+              cluster.deleted IS NOT NULL, cluster.organization_deleted, cluster.organization_id, cluster.shoot_status
+          ),
+          cluster.observed, cluster.shoot_status_changed, cluster.inventory_interval_seconds,
+          cluster.inventory_since, %(now)s::timestamptz
       ))
-  AND (c.name, c.id) > (%(after_name)s::text, %(after_id)s::uuid)
-ORDER BY c.name, c.id
+  AND (cluster.name, cluster.id) > (%(after_name)s::text, %(after_id)s::uuid)
+ORDER BY cluster.name, cluster.id
 LIMIT %(limit)s;
 
 -- name: get_cluster
--- Called by FleetApi.get_cluster: the cluster row as list_clusters shows it, any state but the system
--- organization's, plus its full sync state.
-WITH inventory AS (
-    SELECT hb.interval_seconds, hb.first_completed
-    FROM tenant.worker_heartbeats AS hb
-    WHERE hb.loop = 'inventory'
-)
-SELECT c.id,
-       c.name,
-       c.organization_id,
-       o.name AS organization_name,
-       o.alias AS organization_alias,
-       o.deleted IS NOT NULL AS organization_deleted,
-       c.region,
-       c.kubernetes_version,
-       (SELECT sh.kubernetes_version
-        FROM tenant.gardener_shoots AS sh
-        WHERE sh.cluster_id = c.id AND sh.deleted IS NULL
-        ORDER BY sh.last_seen DESC, sh.uid
-        LIMIT 1) AS observed_kubernetes_version,
-       c.created,
-       c.deleted,
-       s.sync_status,
-       s.shoot_status,
-       s.shoot_operation,
-       s.first_completed,
-       s.shoot_status_changed,
-       snap.cluster_id IS NOT NULL AS collected,
-       snap.observed,
-       snap.nodes,
-       snap.ready_nodes,
-       snap.pods,
-       snap.allocatable_pods,
-       snap.cpu_allocatable_millicores,
-       snap.memory_allocatable_bytes,
-       snap.last_error,
-       snap.last_error_at,
-       (SELECT count(*)
-        FROM tenant.drift_findings AS f
-        WHERE f.cluster_id = c.id AND f.resolved IS NULL)::integer AS open_drift_findings,
-       inventory.interval_seconds AS inventory_interval_seconds,
-       inventory.first_completed AS inventory_since,
-       s.sync_attempts,
-       s.sync_error,
-       s.sync_updated,
-       s.shoot_message
-FROM tenant.clusters AS c
-JOIN tenant.organizations AS o ON o.id = c.organization_id
-LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
-LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
-LEFT JOIN inventory ON true
-WHERE c.id = %(cluster_id)s::uuid
-  AND c.organization_id <> tenant.system_organization_id();
+-- Called by FleetApi.get_cluster: one cluster, any state but the system organization's, as
+-- list_clusters shows it (the same view).
+SELECT cluster.*
+FROM tenant.staff_clusters AS cluster
+WHERE cluster.id = %(cluster_id)s::uuid;
 
 -- name: cluster_node_pools
 -- Called by FleetApi.get_cluster: every live node pool of one cluster by name, with its snapshot.
@@ -322,7 +234,8 @@ LIMIT %(limit)s;
 
 -- name: fleet_totals
 -- Called by FleetApi's summary read: platform-wide totals over live clusters of live, non-system
--- organizations, ready-cluster sums from the snapshots, and the stale count.
+-- organizations, ready-cluster sums from the snapshots (ready as tenant.cluster_is_ready says, decided
+-- once per cluster in live_clusters), and the stale count.
 -- Projects and namespaces are counted by subtraction: every live row, minus the live rows under a dead
 -- ancestor (a deleted project; a deleted cluster; a cluster of a deleted or the system organization).
 -- Both counts of live rows are index-only scans of the partial "live" indexes, and the rows under dead
@@ -351,29 +264,37 @@ live_projects_of_dead_clusters AS MATERIALIZED (
     FROM dead_clusters AS d
     JOIN tenant.projects AS p ON p.cluster_id = d.id AND p.deleted IS NULL
 ),
-cluster_totals AS (
-    -- A live cluster of a live organization is ready when its shoot is ready or unhealthy.
-    SELECT count(*) AS clusters,
-           count(*) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')) AS clusters_ready,
-           coalesce(sum(snap.nodes) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0) AS nodes,
-           coalesce(sum(snap.ready_nodes) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0) AS ready_nodes,
-           coalesce(sum(snap.pods) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0) AS pods,
-           coalesce(sum(snap.allocatable_pods) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0)
-               AS allocatable_pods,
-           coalesce(sum(snap.cpu_allocatable_millicores) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0)
-               AS cpu_allocatable_millicores,
-           coalesce(sum(snap.memory_allocatable_bytes) FILTER (WHERE s.shoot_status IN ('ready', 'unhealthy')), 0)
-               AS memory_allocatable_bytes,
-           count(*) FILTER (WHERE tenant.snapshot_is_stale(
-               s.shoot_status IN ('ready', 'unhealthy'), snap.observed, s.shoot_status_changed,
-               inventory.interval_seconds, inventory.first_completed, %(now)s::timestamptz
-           )) AS clusters_stale
+live_clusters AS (
+    SELECT tenant.cluster_is_ready(false, false, c.organization_id, s.shoot_status) AS ready,
+           s.shoot_status_changed,
+           snap.observed,
+           snap.nodes,
+           snap.ready_nodes,
+           snap.pods,
+           snap.allocatable_pods,
+           snap.cpu_allocatable_millicores,
+           snap.memory_allocatable_bytes
     FROM tenant.clusters AS c
     JOIN live_organizations AS o ON o.id = c.organization_id
     LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
     LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
-    LEFT JOIN inventory ON true
     WHERE c.deleted IS NULL
+),
+cluster_totals AS (
+    SELECT count(*) AS clusters,
+           count(*) FILTER (WHERE l.ready) AS clusters_ready,
+           coalesce(sum(l.nodes) FILTER (WHERE l.ready), 0) AS nodes,
+           coalesce(sum(l.ready_nodes) FILTER (WHERE l.ready), 0) AS ready_nodes,
+           coalesce(sum(l.pods) FILTER (WHERE l.ready), 0) AS pods,
+           coalesce(sum(l.allocatable_pods) FILTER (WHERE l.ready), 0) AS allocatable_pods,
+           coalesce(sum(l.cpu_allocatable_millicores) FILTER (WHERE l.ready), 0) AS cpu_allocatable_millicores,
+           coalesce(sum(l.memory_allocatable_bytes) FILTER (WHERE l.ready), 0) AS memory_allocatable_bytes,
+           count(*) FILTER (WHERE tenant.snapshot_is_stale(
+               l.ready, l.observed, l.shoot_status_changed,
+               inventory.interval_seconds, inventory.first_completed, %(now)s::timestamptz
+           )) AS clusters_stale
+    FROM live_clusters AS l
+    LEFT JOIN inventory ON true
 )
 SELECT (SELECT count(*) FROM live_organizations)::integer AS organizations,
        (SELECT count(*) FROM live_organizations WHERE listed_publicly)::integer AS organizations_listed,
