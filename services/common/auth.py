@@ -1,14 +1,16 @@
-"""The DCIM token: how platform-admin-api knows that a caller is Fundament staff (DESIGN.md §6).
+"""The DCIM token: how platform-admin-api knows that a caller is Fundament staff
+(docs/architecture.md, 'Staff tokens are DCIM tokens').
 
     request headers ──> credential_from_headers() ──> DcimTokenValidator.validate() ──> subject (UUID)
     (Bearer or dcim_auth cookie)   size, shape            pyjwt: HS256, iss, aud, exp, nbf
 
-The request stack (`serving.RequestStack(authenticate=...)`) calls a `DcimAuthenticator` before any
-service code runs, on Connect and gRPC alike, so a bad credential never reaches the database. Every
-failure is `Unauthenticated` with a short message that names the rule, never the token.
+The request stack (`RequestStack(authenticate=...)`, services/common/serving/request_stack.py) calls a
+`DcimAuthenticator` before any service code runs, on Connect and gRPC alike, so a bad credential never
+reaches the database. Every failure is `Unauthenticated` with a short message that names the rule, never the token.
 
 The secret is the platform's shared JWT secret, which signs console tokens and plugin tokens too; the
-issuer pin (`dcim-authn-api`) and the audience (`dcim-user`) keep those out (fundament-facts §5.3).
+issuer pin (`dcim-authn-api`) and the audience (`dcim-user`) keep those out (a console token carries
+another issuer).
 `mint_token()` is the counterpart for local use (`fleet token`) and tests: it needs the secret, so it
 is never a way in without it.
 """

@@ -1,4 +1,4 @@
-"""One shared answer behind a single flight, with a read deadline of its own (DESIGN.md §6).
+"""One shared answer behind a single flight, with a read deadline of its own.
 
     callers ──get()──> fresh answer? ── yes ──> hit: the answer and the seconds it has left
                             │ no

@@ -3,9 +3,9 @@
     queries.py rows ──> convert ──> fleet_pb2 messages
     request enums   ──> convert ──> clusterstatus values / drift kind names (for SQL)
 
-Status and staleness are derived here from each row with `common.clusterstatus` (the one
-definition, DESIGN.md §4), at the instant `now` the service read the database with. Enums, times and
-ages each go through one small function.
+Status and staleness are derived here from each row with `common.clusterstatus` (the one definition:
+docs/architecture.md, 'Status is computed, in Python and SQL'), at the instant `now` the service read
+the database with. Enums, times and ages each go through one small function.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ class AuthSettings:
 class SummarySettings:
     """How long one GetFleetSummary answer is shared.
 
-    The summary counts across the whole platform (1,000,000 namespaces at ADR-0002 scale), which no
+    The summary counts across the whole platform (a million namespaces at the design scale), which no
     index makes cheap, and its answer is the same for every staff member, so each replica reads it at
     most once per `cache_seconds` behind a single flight; the answer's `read` field says when.
     """

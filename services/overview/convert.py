@@ -1,7 +1,7 @@
 """Rows to `overview.v1` messages: the only place the public API builds protobuf messages.
 
 The totals are computed here from the rows themselves, so they add up to exactly what is listed
-(FUN-23 §4: the page cannot be used to count who is hidden).
+(the page must not let anyone count the organizations that are not listed).
 """
 
 from __future__ import annotations

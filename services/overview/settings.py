@@ -15,8 +15,9 @@ from common.settings import DatabaseSettings, HttpSettings, LogSettings, Setting
 ROLE = "fun_platform_public_api"
 APPLICATION_NAME = "platform-public-api"
 
-# DESIGN.md §6: no copy of the overview anywhere may be older than a minute, so the answer may not
-# be kept longer than that, whatever the configuration says.
+# No copy of the overview anywhere may be older than a minute (docs/architecture.md, 'One overview
+# answer a minute: the single-flight cache'), so the answer may not be kept longer than that, whatever
+# the configuration says.
 MAX_CACHE_TTL_SECONDS = 60
 
 
