@@ -45,7 +45,6 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
     "cluster_node_pools": lambda conn: queries.cluster_node_pools(conn, cluster_id=SOME_ID),
     "cluster_projects": lambda conn: queries.cluster_projects(conn, cluster_id=SOME_ID),
     "cluster_namespaces": lambda conn: queries.cluster_namespaces(conn, cluster_id=SOME_ID),
-    "cluster_open_findings": lambda conn: queries.cluster_open_findings(conn, cluster_id=SOME_ID),
     "cluster_ledger_counts": lambda conn: queries.cluster_ledger_counts(conn, cluster_id=SOME_ID),
     "list_drift_findings": lambda conn: queries.list_drift_findings(
         conn,
@@ -88,6 +87,7 @@ async def test_first_pages_on_an_empty_platform_are_empty(conn: Conn) -> None:
     assert await queries.list_organizations(conn, after=None, limit=10) == []
     assert await queries.list_clusters(conn, filters=queries.ClusterFilters(), now=NOW, after=None, limit=10) == []
     assert await queries.list_drift_findings(conn, filters=queries.FindingFilters(), after=None, limit=10) == []
+    assert await queries.cluster_open_findings(conn, cluster_id=SOME_ID) == []
     empty = queries.ResourceFilters()
     assert await queries.list_infrastructure_resources(conn, filters=empty, after=None, limit=10) == []
     totals = await queries.fleet_totals(conn, now=NOW)

@@ -212,11 +212,6 @@ class FindingRow:
     last_detected: datetime
 
 
-async def cluster_open_findings(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> list[FindingRow]:
-    """Open drift findings about one cluster by first_detected."""
-    return await _all(conn, "cluster_open_findings", FindingRow, {"cluster_id": cluster_id})
-
-
 @dataclass(frozen=True, slots=True)
 class LedgerCountRow:
     resource_type: str
@@ -243,9 +238,9 @@ async def list_drift_findings(
     *,
     filters: FindingFilters,
     after: tuple[datetime, UUID] | None,
-    limit: int,
+    limit: int | None,
 ) -> list[FindingRow]:
-    """Open findings matching `filters` after `after` = (first_detected, id), at most `limit`."""
+    """Open findings matching `filters` after `after` = (first_detected, id), at most `limit` (None: all)."""
     first_detected: datetime | str
     first_detected, id_ = after or (BEFORE_ANY_TIME, NIL_UUID)
     params = {
@@ -257,6 +252,11 @@ async def list_drift_findings(
         "limit": limit,
     }
     return await _all(conn, "list_drift_findings", FindingRow, params)
+
+
+async def cluster_open_findings(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> list[FindingRow]:
+    """Every open drift finding about one cluster, by first_detected (the list's block, unpaged)."""
+    return await list_drift_findings(conn, filters=FindingFilters(cluster_id=cluster_id), after=None, limit=None)
 
 
 @dataclass(frozen=True, slots=True)

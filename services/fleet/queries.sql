@@ -141,29 +141,6 @@ LEFT JOIN tenant.namespace_snapshots AS nss ON nss.namespace_id = n.id
 WHERE p.cluster_id = %(cluster_id)s::uuid AND p.deleted IS NULL
 ORDER BY p.name, p.id, n.name, n.id;
 
--- name: cluster_open_findings
--- Called by FleetApi.get_cluster: the open drift findings about one cluster (reconcile sets cluster_id
--- on every finding whose cluster it can name, shoot findings included), by first_detected.
-SELECT f.id,
-       f.kind,
-       f.subject,
-       f.cluster_id,
-       c.name AS cluster_name,
-       c.organization_id,
-       o.name AS organization_name,
-       f.shoot_uid,
-       sh.name AS shoot_name,
-       sh.namespace AS shoot_namespace,
-       f.details,
-       f.first_detected,
-       f.last_detected
-FROM tenant.drift_findings AS f
-JOIN tenant.clusters AS c ON c.id = f.cluster_id
-JOIN tenant.organizations AS o ON o.id = c.organization_id
-LEFT JOIN tenant.gardener_shoots AS sh ON sh.uid = f.shoot_uid
-WHERE f.cluster_id = %(cluster_id)s::uuid AND f.resolved IS NULL
-ORDER BY f.first_detected, f.id;
-
 -- name: cluster_ledger_counts
 -- Called by FleetApi.get_cluster: active ledger rows of one cluster per resource type.
 SELECT r.resource_type,
@@ -177,6 +154,9 @@ ORDER BY r.resource_type;
 -- name: list_drift_findings
 -- Called by FleetApi.list_drift_findings: one page of open findings by (first_detected, id) with the
 -- names of what they concern. Findings about the system organization's clusters are left out.
+-- FleetApi.get_cluster reads all open findings about one cluster with it too: cluster_id set, the
+-- first-page key and no LIMIT (NULL). Reconcile sets cluster_id on every finding whose cluster it
+-- can name, shoot findings included.
 SELECT f.id,
        f.kind,
        f.subject,
