@@ -60,9 +60,9 @@ def bench_fleet(shoots: int, seed: int) -> Fleet:
 def serve_sim(state_dir: Path, shoots: int, seed: int, latency: float, event_loop: str, gc_threshold: int) -> None:
     """Run fleet-sim with the benchmark's fleet until terminated (the child process), set up as `fleet-sim` sets
     itself up."""
-    from sim.generate import ContentProfile  # noqa: PLC0415 - only the child process serves the simulator
+    from sim.api.simulator import SimSettings  # noqa: PLC0415
     from sim.runner import SimServer  # noqa: PLC0415
-    from sim.simulator import SimSettings  # noqa: PLC0415
+    from sim.world.generate import ContentProfile  # noqa: PLC0415 - only the child process serves the simulator
 
     # Few pods per namespace: this measures waiting on many API servers, not parsing big lists.
     profile = ContentProfile(tenant_pods=lambda _name: 1, daemon_pods_per_node=0, system_pods=0)

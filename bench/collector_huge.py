@@ -38,7 +38,7 @@ from kubernetes import client, config
 
 from bench.common import PROJECT, module_command, postgres, simulator_process, worker_database
 from collector.kube.liststream import ListSplitter, gc_paused
-from sim.fleets import huge_cluster_id, huge_fleet
+from sim.world.fleets import huge_cluster_id, huge_fleet
 
 DATABASE = "fleet_bench_huge"
 RSS_LIMIT_MB = 400

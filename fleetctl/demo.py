@@ -43,7 +43,7 @@ from fleetctl.db import seed as seed_database
 from fleetctl.processes import Supervisor, port_is_free, wait_for_port
 from fleetctl.webapp import bind_socket, console_app, dcim_app, serve_pages
 from services.common.auth import DcimTokenRules, mint_token
-from sim.derive import namespace_kube_name
+from sim.world.derive import namespace_kube_name
 
 logger = logging.getLogger("fleet.demo")
 

@@ -1,16 +1,14 @@
-"""fleet-sim: a simulated Gardener landscape speaking the Kubernetes API (DESIGN.md §10, docs/simulator.md).
+"""fleet-sim: a simulated Gardener landscape speaking the Kubernetes API (docs/simulator.md).
 
-Where things are:
+A pure Kubernetes fake: it plays a garden and every shoot's API server from the same fleet
+description that seeds the database, and holds no database code. Its layers, each importing only
+the ones below it:
 
-- the world: `world.py` (garden and shoots), `contents.py` (one shoot's objects), `generate.py`
-  and `derive.py` (how they follow from the fleet), `records.py` and `store.py` (compact records
-  in etcd key order), `shoots.py` (a shoot as the garden sees it), `fleets.py` (which fleet);
-- the API: `server.py` (one aiohttp TLS app and its request pipeline), `garden_api.py`,
-  `shoot_api.py`, `discovery.py`, `listing.py` (list semantics), `selectors.py`, `replies.py`,
-  `status.py` (Status errors), `objects/` (rendering full objects), `auth.py`, `tls.py`,
-  `kubeconfig.py`;
-- control: `control.py` (the Python API), `admin.py` (the same over HTTP), `faults.py`,
-  `requestlog.py`, `clock.py`, `expected.py` (what a correct collector finds);
-- running: `runner.py` (a process or a background thread), `main.py` (the command), `poller.py`
-  (the demo's status poller).
+- `sim/world/`: what exists (the garden, its shoots and their objects as compact records, the clock);
+- `sim/api/`: how it is served over Kubernetes HTTP (the TLS app and its request pipeline, the
+  garden's and the shoots' API servers, list semantics, rendering, credentials, injected faults,
+  the request log);
+- `sim/control/`: changing and reading it from outside (the Python control API, the same over HTTP,
+  the HTTP client of that endpoint, the state dir, what a correct collector finds);
+- running, at the top: `runner.py` (a process or a background thread) and `main.py` (the command).
 """

@@ -1,4 +1,4 @@
-"""Entry point of `fleet-sim`: a simulated Gardener landscape on loopback (DESIGN.md §10).
+"""Entry point of `fleet-sim`: a simulated Gardener landscape on loopback (docs/simulator.md).
 
     fleet-sim [--fleet test|demo|scale | --huge-shoot] [--seed N] [--host H] [--port P]
               [--latency SECONDS] [--state-dir DIR] [--status-dsn DSN [--status-interval S]]
@@ -24,10 +24,10 @@ from common import eventloop
 from common.eventloop import EVENT_LOOPS, event_loop_from_env
 from common.garbage_collection import gc_threshold_from_env, set_gc_threshold
 from common.settings import SettingsError, env_float, env_int, env_str
-from sim.fleets import FLEET_NAMES, fleet_of_organizations, huge_fleet, named_fleet
-from sim.generate import DEFAULT_PROFILE
+from sim.api.simulator import SimSettings
 from sim.runner import SimServer
-from sim.simulator import SimSettings
+from sim.world.fleets import FLEET_NAMES, fleet_of_organizations, huge_fleet, named_fleet
+from sim.world.generate import DEFAULT_PROFILE
 
 logger = logging.getLogger("sim.main")
 

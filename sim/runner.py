@@ -11,6 +11,7 @@ The state dir gets `garden-kubeconfig.yaml`, `ca.crt`, `control-token` (mode 060
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -22,11 +23,12 @@ from aiohttp import web
 
 from common.eventloop import DEFAULT_EVENT_LOOP, loop_factory
 from db.seed.model import Fleet
-from sim.control import SimControl
-from sim.generate import DEFAULT_PROFILE, ContentProfile
-from sim.kubeconfig import to_yaml
-from sim.server import SimApp
-from sim.simulator import SimSettings, Simulator
+from sim.api.kubeconfig import to_yaml
+from sim.api.server import SimApp
+from sim.api.simulator import SimSettings, Simulator
+from sim.control.actions import SimControl
+from sim.control.endpoint import handle_control
+from sim.world.generate import DEFAULT_PROFILE, ContentProfile
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +90,7 @@ class SimServer:
         self.sim.base_url = f"https://{host}:{sock.getsockname()[1]}"
         if self.state_dir is not None:
             self._write_credentials()
-        app = SimApp(self.sim, self.control).build()
+        app = SimApp(self.sim, functools.partial(handle_control, self.sim, self.control)).build()
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_SECONDS)
         await runner.setup()
         site = web.SockSite(runner, sock, ssl_context=self.sim.tls.server_context(), backlog=512)

@@ -15,8 +15,8 @@ from psycopg.rows import dict_row
 
 from collector.inventory.loop import ClusterResult
 from common.naming import worker_name
-from sim.auth import TokenKind
-from sim.expected import ExpectedShoot
+from sim.api.auth import TokenKind
+from sim.control.expected import ExpectedShoot
 from tests.fixtures.collector import SHOOT_FAULTS as FAULTS
 from tests.fixtures.collector import Collector, shoot_key_of
 from tests.fixtures.postgres import TestDatabase

@@ -32,8 +32,8 @@ from common.database import make_pool
 from common.settings import DatabaseSettings
 from db.seed.model import Fleet
 from db.seed.write import write_fleet
-from sim.kubeconfig import to_yaml
-from sim.shoots import ShootState
+from sim.api.kubeconfig import to_yaml
+from sim.world.shoots import ShootState
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 

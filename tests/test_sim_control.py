@@ -11,7 +11,7 @@ import pytest
 from kubernetes import client as kubernetes_client
 
 from common.labels import CLUSTER_ID_LABEL, NAMESPACE_ID_LABEL
-from sim.expected import TERMINAL_PHASES
+from sim.control.expected import TERMINAL_PHASES
 from tests.fixtures.sim import SimUnderTest
 
 # The client's models declare almost every field Optional, and raw (`_preload_content=False`)

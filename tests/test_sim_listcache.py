@@ -9,8 +9,8 @@ import orjson
 import pytest
 from kubernetes import client as kubernetes_client
 
-from sim.listcache import ENTRY_OVERHEAD_BYTES, ListCache
-from sim.store import Store
+from sim.api.listcache import ENTRY_OVERHEAD_BYTES, ListCache
+from sim.world.store import Store
 from tests.fixtures.sim import SimUnderTest
 
 client: Any = kubernetes_client

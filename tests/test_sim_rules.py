@@ -9,13 +9,13 @@ import pytest
 
 from common.naming import worker_name
 from db.seed.generate import generate
-from sim.auth import MAX_LIFETIME_SECONDS, SWEEP_EVERY, TokenKind, Tokens
-from sim.clock import Clock
-from sim.listing import ContinueToken, Representation, negotiate
-from sim.selectors import SelectorError, parse_field_selector, parse_label_selector
-from sim.status import ApiError
-from sim.store import Store
-from sim.world import World
+from sim.api.auth import MAX_LIFETIME_SECONDS, SWEEP_EVERY, TokenKind, Tokens
+from sim.api.listing import ContinueToken, Representation, negotiate
+from sim.api.selectors import SelectorError, parse_field_selector, parse_label_selector
+from sim.api.status import ApiError
+from sim.world.clock import Clock
+from sim.world.store import Store
+from sim.world.world import World
 
 LABELS = {"app": "web", "tier": "front", "version": "3"}
 

@@ -12,8 +12,8 @@ from kubernetes import dynamic
 from kubernetes.client.exceptions import ApiException
 
 from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
-from sim.derive import namespace_kube_name
-from sim.expected import TERMINAL_PHASES
+from sim.control.expected import TERMINAL_PHASES
+from sim.world.derive import namespace_kube_name
 from tests.fixtures.sim import SimUnderTest, status_body
 
 # The client's models declare almost every field Optional, and raw (`_preload_content=False`)

@@ -8,9 +8,9 @@ from typing import Any
 
 import orjson
 
-from sim.kinds import Kind
-from sim.listcache import ListCache
-from sim.listing import (
+from sim.api.kinds import Kind
+from sim.api.listcache import ListCache
+from sim.api.listing import (
     ListContext,
     ListOptions,
     ListPage,
@@ -22,8 +22,8 @@ from sim.listing import (
     metadata_only,
     negotiate,
 )
-from sim.status import ApiError, method_not_allowed, not_found
-from sim.store import Store
+from sim.api.status import ApiError, method_not_allowed, not_found
+from sim.world.store import Store
 
 Json = dict[str, Any]
 
@@ -65,7 +65,7 @@ def read_objects(
 ) -> Reply:
     """GET of one object or a list of `kind` from `store` (other verbs: 405).
 
-    With a `cache`, a whole list's encoded items are kept (`sim/listcache.py`); `render_key` must
+    With a `cache`, a whole list's encoded items are kept (`sim/api/listcache.py`); `render_key` must
     then name everything `render` reads besides the record.
     """
     if method != "GET":

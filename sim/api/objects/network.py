@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sim import derive
-from sim.clock import rfc3339
-from sim.objects.meta import Json, condition, created_at, object_meta, owner_reference, with_managed_fields
-from sim.records import CertificateRecord, IngressRecord, ServiceRecord
-from sim.shoots import ShootState
+from sim.api.objects.meta import Json, condition, created_at, object_meta, owner_reference, with_managed_fields
+from sim.world import derive
+from sim.world.clock import rfc3339
+from sim.world.records import CertificateRecord, IngressRecord, ServiceRecord
+from sim.world.shoots import ShootState
 
 
 def render_service(service: ServiceRecord, shoot: ShootState) -> Json:

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sim.auth import TokenKind
+from sim.api.auth import TokenKind
 
 GARDEN = "garden"
 

@@ -4,7 +4,7 @@ Built from a `db.seed.model.Fleet` (the same description that seeds the database
 minus the drift the fleet plants on purpose). A shoot's contents are built the first time they are
 needed and then kept, so changes stick; `reset()` returns to the generated world.
 
-Every method runs on the server's event loop; `sim/control.py` marshals callers from other threads.
+Every method runs on the server's event loop; `sim/control/actions.py` marshals callers from other threads.
 Changes raise `WorldError` (unknown shoot, pool, namespace) or `ValueError` (bad argument).
 """
 
@@ -17,13 +17,13 @@ from datetime import datetime
 from typing import TypeVar
 
 from db.seed.model import Fleet
-from sim import derive
-from sim.clock import Clock
-from sim.contents import ContentsError, ShootContents, build_contents
-from sim.generate import DEFAULT_PROFILE, ContentProfile, FleetIndex, workers_of
-from sim.records import NamespaceRecord
-from sim.shoots import OPERATION_STATES, OPERATION_TYPES, ProjectRecord, ShootState, initial_state, shoot_key
-from sim.store import Store
+from sim.world import derive
+from sim.world.clock import Clock
+from sim.world.contents import ContentsError, ShootContents, build_contents
+from sim.world.generate import DEFAULT_PROFILE, ContentProfile, FleetIndex, workers_of
+from sim.world.records import NamespaceRecord
+from sim.world.shoots import OPERATION_STATES, OPERATION_TYPES, ProjectRecord, ShootState, initial_state, shoot_key
+from sim.world.store import Store
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -1,8 +1,9 @@
 """Garden objects: Shoot and Project (`core.gardener.cloud/v1beta1`), project namespaces, and the
 `AdminKubeconfigRequest`/`ViewerKubeconfigRequest` answers (`authentication.gardener.cloud/v1alpha1`).
 
-Field paths follow Gardener's API reference (see the facts in
-`reference/kubernetes-gardener-api-facts.md` §4.4 and §4.5).
+Field paths are those of Gardener's own API types (`core.gardener.cloud/v1beta1` Shoot and Project,
+`authentication.gardener.cloud/v1alpha1` kubeconfig requests), so a client written for Gardener reads
+them unchanged.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ import base64
 from datetime import datetime
 
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
-from sim import derive
-from sim.clock import rfc3339
-from sim.objects.meta import Json, object_meta, with_managed_fields
-from sim.records import NamespaceRecord
-from sim.shoots import ProjectRecord, ShootState
+from sim.api.objects.meta import Json, object_meta, with_managed_fields
+from sim.world import derive
+from sim.world.clock import rfc3339
+from sim.world.records import NamespaceRecord
+from sim.world.shoots import ProjectRecord, ShootState
 
 GARDENER_GROUP = "core.gardener.cloud"
 GARDENER_VERSION = "v1beta1"

@@ -31,8 +31,8 @@ def kubeconfig(*, name: str, server: str, ca_pem: bytes, token: str, user: str) 
     }
 
 
-# libyaml's emitter where PyYAML was built with it: the same document as `yaml.safe_dump`, about nine
-# times cheaper (the pure-Python emitter was most of the CPU of minting a kubeconfig).
+# libyaml's emitter where PyYAML was built with it: the same document as `yaml.safe_dump`, several
+# times cheaper (the pure-Python emitter dominated the cost of minting a kubeconfig).
 _DUMPER = yaml.CSafeDumper if yaml.__with_libyaml__ else yaml.SafeDumper
 
 

@@ -1,7 +1,7 @@
 """The simulator's state in one place: the world, clock, tokens, faults, request log and TLS.
 
-The HTTP layer (`sim/server.py` and the API modules) reads it to answer requests; the control API
-(`sim/control.py`) changes it. It knows its own address once the server is bound.
+The HTTP layer (`sim/api/server.py` and the API modules) reads it to answer requests; the control API
+(`sim/control/actions.py`) changes it. It knows its own address once the server is bound.
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from db.seed.model import Fleet
-from sim.auth import Tokens
-from sim.clock import Clock
-from sim.faults import FaultTable
-from sim.generate import DEFAULT_PROFILE, ContentProfile
-from sim.kubeconfig import Json, kubeconfig
-from sim.listcache import ListCache
-from sim.requestlog import RequestLog
-from sim.tls import TlsMaterial, generate_tls
-from sim.world import World
+from sim.api.auth import Tokens
+from sim.api.faults import FaultTable
+from sim.api.kubeconfig import Json, kubeconfig
+from sim.api.listcache import ListCache
+from sim.api.requestlog import RequestLog
+from sim.api.tls import TlsMaterial, generate_tls
+from sim.world.clock import Clock
+from sim.world.generate import DEFAULT_PROFILE, ContentProfile
+from sim.world.world import World
 
 # gardener-apiserver's default for --shoot-admin-kubeconfig-max-expiration (24 h).
 MAX_KUBECONFIG_SECONDS = 24 * 3600
@@ -38,7 +38,7 @@ class SimSettings:
     chunk_bytes: int = 256 * 1024
     """Size of the pieces a long list is streamed in."""
     list_cache_bytes: int = 64 * 1024 * 1024
-    """Bound of the encoded shoot lists kept between requests (`sim/listcache.py`); 0 keeps none."""
+    """Bound of the encoded shoot lists kept between requests (`sim/api/listcache.py`); 0 keeps none."""
 
 
 class Simulator:

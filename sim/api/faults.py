@@ -5,7 +5,7 @@ A fault targets the garden, one shoot (by key) or every shoot (`*`), optionally 
 fault wins: (target, resource), then (target, any), then (`*`, resource), then (`*`, any). A fault
 holds until cleared, or for a number of requests (`times`).
 
-What each kind does to the answer (the server applies it; see `sim/server.py`):
+What each kind does to the answer (the server applies it; see `sim/api/server.py`):
 
 | kind | effect |
 |---|---|

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
-from sim import derive
-from sim.clock import rfc3339
-from sim.objects.meta import Json, condition, created_at, object_meta, owner_reference, with_managed_fields
-from sim.records import NamespaceRecord, NodeRecord, PodRecord
-from sim.shoots import ShootState
+from sim.api.objects.meta import Json, condition, created_at, object_meta, owner_reference, with_managed_fields
+from sim.world import derive
+from sim.world.clock import rfc3339
+from sim.world.records import NamespaceRecord, NodeRecord, PodRecord
+from sim.world.shoots import ShootState
 
 PROJECT_ID_LABEL = "fundament.io/project-id"
 _GIB = 1024**3

@@ -1,6 +1,6 @@
 """Record factories: the deterministic contents of a shoot, derived from the fleet description.
 
-Rules (issue 6, DESIGN.md §10), all decided by `sim/derive.py` from names and ids:
+Rules, all decided by `sim/world/derive.py` from names and ids:
 
 - one node per `autoscale_min` of each live node pool of the shoot's cluster, labelled with the
   pool's worker name; about one node in seventeen is not Ready; one shoot in four also has a node
@@ -11,7 +11,7 @@ Rules (issue 6, DESIGN.md §10), all decided by `sim/derive.py` from names and i
 - volumes, claims, Services (some LoadBalancer), Ingresses and cert-manager Certificates per tenant
   namespace, decided by a hash of its name, plus a few that belong to no tenant.
 
-Functions here build records only; `sim/contents.py` owns the stores they go into.
+Functions here build records only; `sim/world/contents.py` owns the stores they go into.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from uuid import UUID
 
 from common.naming import worker_name
 from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, ProjectSpec
-from sim import derive
-from sim.records import (
+from sim.world import derive
+from sim.world.records import (
     CertificateRecord,
     ClaimRecord,
     IngressRecord,
@@ -33,7 +33,7 @@ from sim.records import (
     ServiceRecord,
     VolumeRecord,
 )
-from sim.shoots import ShootState, WorkerSpec
+from sim.world.shoots import ShootState, WorkerSpec
 
 NextRv = Callable[[], int]
 

@@ -1,4 +1,4 @@
-"""List semantics of a Kubernetes API server, without I/O (`reference/kubernetes-gardener-api-facts.md` §4.1).
+"""List semantics of a Kubernetes API server (as kube-apiserver before 1.34 lists), without I/O.
 
 - `resourceVersion=0`: served from the watch cache, which (before Kubernetes 1.34) ignores `limit`
   and returns everything in one response.
@@ -25,10 +25,10 @@ from typing import Any
 
 import orjson
 
-from sim.kinds import Kind
-from sim.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
-from sim.status import bad_request, expired, not_acceptable, too_large_resource_version
-from sim.store import Record, Store, record_key
+from sim.api.kinds import Kind
+from sim.api.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
+from sim.api.status import bad_request, expired, not_acceptable, too_large_resource_version
+from sim.world.store import Record, Store, record_key
 
 Json = dict[str, Any]
 Render = Callable[[Any], Json]

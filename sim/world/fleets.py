@@ -3,7 +3,7 @@
 `test`, `demo` and `scale` are `db.seed.generate` sizes, so the simulator and a database seeded
 with the same size and seed agree on every cluster, pool and namespace. The huge fleet is the
 simulator's own: one organization, one cluster, one shoot with 5,000 nodes and 150,000 pods
-(Kubernetes' documented limits, `reference/kubernetes-gardener-api-facts.md` §4.6), for the
+(the largest cluster Kubernetes documents as supported), for the
 collector's memory benchmark.
 """
 
@@ -24,8 +24,8 @@ from db.seed.model import (
     ShootSpec,
     SyncSpec,
 )
-from sim import derive
-from sim.generate import DAEMONSETS, SYSTEM_DEPLOYMENTS, ContentProfile
+from sim.world import derive
+from sim.world.generate import DAEMONSETS, SYSTEM_DEPLOYMENTS, ContentProfile
 
 FLEET_NAMES: tuple[str, ...] = tuple(SIZES)
 HUGE_NODES = 5_000

@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from sim.auth import TokenKind
-from sim.control import HTTP_ACTIONS, SimControl
-from sim.simulator import Simulator
+from sim.api.auth import TokenKind
+from sim.api.simulator import Simulator
+from sim.control.actions import HTTP_ACTIONS, SimControl
 
 
 def _json(data: Any, status: int = 200) -> web.Response:

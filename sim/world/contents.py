@@ -2,7 +2,7 @@
 
 `ShootContents` owns one ordered store per served resource and the shoot's resourceVersion
 counter (each shoot is its own etcd, so versions are per shoot). `build_contents` fills it from the
-fleet through the factories in `sim/generate.py`; the world builds a shoot's contents the first
+fleet through the factories in `sim/world/generate.py`; the world builds a shoot's contents the first
 time someone looks, so a fleet of thousands of shoots starts in well under a second.
 
 All methods run on the server's event loop (the control API marshals calls there), so no lock.
@@ -14,9 +14,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from sim import generate
-from sim.generate import ContentProfile, FleetIndex, TenantNamespace
-from sim.records import (
+from sim.world import generate
+from sim.world.generate import ContentProfile, FleetIndex, TenantNamespace
+from sim.world.records import (
     CertificateRecord,
     ClaimRecord,
     IngressRecord,
@@ -26,8 +26,8 @@ from sim.records import (
     ServiceRecord,
     VolumeRecord,
 )
-from sim.shoots import ShootState, WorkerSpec
-from sim.store import R, Store
+from sim.world.shoots import ShootState, WorkerSpec
+from sim.world.store import R, Store
 
 
 class ContentsError(LookupError):
@@ -166,7 +166,7 @@ class ShootContents:
 
 
 def build_contents(shoot: ShootState, index: FleetIndex, profile: ContentProfile) -> ShootContents:
-    """A shoot's objects as the fleet describes them (see `sim/generate.py` for the rules)."""
+    """A shoot's objects as the fleet describes them (see `sim/world/generate.py` for the rules)."""
     contents = ShootContents(profile)
     _add_nodes(contents, shoot)
     nodes = contents.ready_node_names()

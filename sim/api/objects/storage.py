@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sim import derive
-from sim.generate import CSI_DRIVER
-from sim.objects.meta import Json, created_at, object_meta, with_managed_fields
-from sim.records import ClaimRecord, VolumeRecord
-from sim.shoots import ShootState
+from sim.api.objects.meta import Json, created_at, object_meta, with_managed_fields
+from sim.world import derive
+from sim.world.generate import CSI_DRIVER
+from sim.world.records import ClaimRecord, VolumeRecord
+from sim.world.shoots import ShootState
 
 
 def claim_uid(shoot: ShootState, namespace: str, name: str) -> str:

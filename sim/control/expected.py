@@ -2,8 +2,8 @@
 
 Tests of the collector compare its snapshots with `expected_shoot(...)` instead of hard-coded
 numbers, so they keep working whatever the fleet generator or a test changes. Pods in phase
-Succeeded or Failed are not counted (DESIGN.md §7 step 4). Allocatable sums are given over all
-nodes and over Ready nodes; the ledger lists every candidate resource with whether it sits in a
+Succeeded or Failed are not counted (finished pods run no workload; the collector's phase selector
+skips them too). Allocatable sums are given over all nodes and over Ready nodes; the ledger lists every candidate resource with whether it sits in a
 tenant namespace (one carrying `fundament.io/namespace-id`), so a test applies the source's scope.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim import derive
-from sim.contents import ShootContents
-from sim.objects.core import provider_id
-from sim.shoots import ShootState
+from sim.api.objects.core import provider_id
+from sim.world import derive
+from sim.world.contents import ShootContents
+from sim.world.shoots import ShootState
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 

@@ -6,8 +6,8 @@ from collections.abc import Hashable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sim import derive
-from sim.clock import rfc3339
+from sim.world import derive
+from sim.world.clock import rfc3339
 
 Json = dict[str, Any]
 

@@ -3,7 +3,7 @@
 Only the garden token gets in. `POST .../shoots/<name>/adminkubeconfig` (or `viewerkubeconfig`)
 takes an `AdminKubeconfigRequest` (`ViewerKubeconfigRequest`) and answers 201 with a kubeconfig for
 that shoot's API, valid for `spec.expirationSeconds` (default one hour, at least 600 s: less is 422,
-capped at 24 h), as gardener-apiserver does (`reference/kubernetes-gardener-api-facts.md` §4.4).
+capped at 24 h), as gardener-apiserver does.
 """
 
 from __future__ import annotations
@@ -14,29 +14,29 @@ from typing import Any
 
 import orjson
 
-from sim.auth import TokenKind
-from sim.discovery import discovery_document
-from sim.kinds import GARDEN_KINDS, GARDENER, KUBECONFIG_REQUEST_KINDS, NAMESPACES, PROJECTS, Kind, find_kind
-from sim.kubeconfig import kubeconfig, to_yaml
-from sim.listing import ListContext
-from sim.objects.gardener import (
+from sim.api.auth import TokenKind
+from sim.api.discovery import discovery_document
+from sim.api.kinds import GARDEN_KINDS, GARDENER, KUBECONFIG_REQUEST_KINDS, NAMESPACES, PROJECTS, Kind, find_kind
+from sim.api.kubeconfig import kubeconfig, to_yaml
+from sim.api.listing import ListContext
+from sim.api.objects.gardener import (
     render_garden_namespace,
     render_kubeconfig_request,
     render_project,
     render_shoot,
 )
-from sim.records import NamespaceRecord
-from sim.replies import Json, Reply, json_reply, read_objects, text_reply
-from sim.requests_model import ApiRequest
-from sim.shoots import ShootState
-from sim.simulator import (
+from sim.api.replies import Json, Reply, json_reply, read_objects, text_reply
+from sim.api.request import ApiRequest
+from sim.api.simulator import (
     DEFAULT_KUBECONFIG_SECONDS,
     MAX_KUBECONFIG_SECONDS,
     MIN_KUBECONFIG_SECONDS,
     Simulator,
 )
-from sim.status import bad_request, invalid, method_not_allowed, no_such_resource, not_found, unauthorized
-from sim.store import Store
+from sim.api.status import bad_request, invalid, method_not_allowed, no_such_resource, not_found, unauthorized
+from sim.world.records import NamespaceRecord
+from sim.world.shoots import ShootState
+from sim.world.store import Store
 
 GARDEN_VERSION = "1.31.4"
 AUTHENTICATION_GROUP = "authentication.gardener.cloud"

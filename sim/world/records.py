@@ -1,6 +1,6 @@
 """Compact records of the objects a simulated shoot holds, one frozen dataclass per kind.
 
-A record carries only what differs between objects of its kind; `sim/objects/` renders the full,
+A record carries only what differs between objects of its kind; `sim/api/objects/` renders the full,
 schema-complete Kubernetes object from it on demand. That keeps a shoot at Kubernetes' limits
 (150,000 pods) at a few tens of megabytes instead of gigabytes of dictionaries. Cluster-scoped
 records have `namespace == ""`.

@@ -1,10 +1,12 @@
 """The HTTP side of the simulator: one aiohttp application on one TLS port.
 
-Paths (DESIGN.md §10; one port, so one certificate and one kubeconfig CA for everything):
+Paths (one port, so one certificate and one kubeconfig CA serve the garden and every shoot; see
+docs/architecture.md, 'fleet-sim is a pure Kubernetes fake on one port'):
 
-- `/_sim/...` the control endpoint (control token), see `sim/admin.py`;
-- `/shoots/<project>--<name>/...` one shoot's API server, see `sim/shoot_api.py`;
-- everything else: the garden's API server, see `sim/garden_api.py`.
+- `/_sim/...` the control endpoint (control token), handed in by whoever assembles the app
+  (`sim/runner.py` mounts `sim/control/endpoint.py`), so the API knows nothing of control;
+- `/shoots/<project>--<name>/...` one shoot's API server, see `sim/api/shoot_api.py`;
+- everything else: the garden's API server, see `sim/api/garden_api.py`.
 
 Each API request goes through one pipeline, in this order: log it; the configured latency;
 network-level faults (latency, hang, reset); the API module (authentication, then the answer);
@@ -20,26 +22,26 @@ import contextlib
 import logging
 import socket
 import struct
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from sim.admin import handle_control
-from sim.auth import TokenKind
-from sim.control import SimControl
-from sim.faults import STATUS_FAULTS, Fault, FaultKind
-from sim.garden_api import handle_garden
-from sim.paths import ApiPath, parse_api_path
-from sim.replies import Reply, error_reply
-from sim.requestlog import GARDEN, LoggedRequest
-from sim.requests_model import ApiRequest
-from sim.shoot_api import handle_shoot
-from sim.simulator import Simulator
-from sim.status import ApiError, expired, forbidden, internal_error, no_such_resource, unauthorized
+from sim.api.auth import TokenKind
+from sim.api.faults import STATUS_FAULTS, Fault, FaultKind
+from sim.api.garden_api import handle_garden
+from sim.api.paths import ApiPath, parse_api_path
+from sim.api.replies import Reply, error_reply
+from sim.api.request import ApiRequest
+from sim.api.requestlog import GARDEN, LoggedRequest
+from sim.api.shoot_api import handle_shoot
+from sim.api.simulator import Simulator
+from sim.api.status import ApiError, expired, forbidden, internal_error, no_such_resource, unauthorized
 
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1024 * 1024
+
+ControlHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _status_fault(fault: Fault, request: ApiRequest) -> ApiError:
@@ -74,22 +76,19 @@ def _abort(request: web.Request, *, reset: bool) -> None:
 
 
 class SimApp:
-    """Builds the aiohttp application over one `Simulator`."""
+    """Builds the aiohttp application over one `Simulator`, with the control endpoint it is given."""
 
-    def __init__(self, sim: Simulator, control: SimControl) -> None:
+    def __init__(self, sim: Simulator, control: ControlHandler) -> None:
         self.sim = sim
         self.control = control
 
     def build(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY_BYTES)
-        app.router.add_route("*", "/_sim/{tail:.*}", self._control)
+        app.router.add_route("*", "/_sim/{tail:.*}", self.control)
         app.router.add_route("*", "/shoots/{key}", self._shoot)
         app.router.add_route("*", "/shoots/{key}/{tail:.*}", self._shoot)
         app.router.add_route("*", "/{tail:.*}", self._garden)
         return app
-
-    async def _control(self, request: web.Request) -> web.StreamResponse:
-        return await handle_control(self.sim, self.control, request)
 
     async def _garden(self, request: web.Request) -> web.StreamResponse:
         return await self._serve(request, GARDEN, request.path, lambda r: handle_garden(self.sim, r))

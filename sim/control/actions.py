@@ -1,7 +1,7 @@
 """The control API: inject faults, change the world, read the request log and the expected counts.
 
 Tests in the same process call these methods directly; the demo and the soak reach the same
-methods through the HTTP endpoint `/_sim/actions/<name>` (see `sim/admin.py`). The server runs on
+methods through the HTTP endpoint `/_sim/actions/<name>` (see `sim/control/endpoint.py`). The server runs on
 its own event loop (usually in a background thread), and the world must only change between two
 steps of that loop, so every method that touches the world is marshalled onto it and waits for
 the result. Called on the loop itself (by the HTTP endpoint), it runs directly.
@@ -15,14 +15,14 @@ import threading
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sim.auth import TokenKind
-from sim.expected import ExpectedShoot, expected_shoot
-from sim.faults import Fault, FaultKind
-from sim.kinds import CERTIFICATES, SHOOT_KINDS
-from sim.kubeconfig import Json, kubeconfig
-from sim.requestlog import GARDEN, LoggedRequest
-from sim.shoots import ShootState
-from sim.simulator import MIN_KUBECONFIG_SECONDS, Simulator
+from sim.api.auth import TokenKind
+from sim.api.faults import Fault, FaultKind
+from sim.api.kinds import CERTIFICATES, SHOOT_KINDS
+from sim.api.kubeconfig import Json, kubeconfig
+from sim.api.requestlog import GARDEN, LoggedRequest
+from sim.api.simulator import MIN_KUBECONFIG_SECONDS, Simulator
+from sim.control.expected import ExpectedShoot, expected_shoot
+from sim.world.shoots import ShootState
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -90,7 +90,7 @@ class SimControl:
         seconds: float = 0.0,
         times: int | None = None,
     ) -> None:
-        """Make requests to `target` (`garden`, a shoot key or `*`) fail; see `sim/faults.py`."""
+        """Make requests to `target` (`garden`, a shoot key or `*`) fail; see `sim/api/faults.py`."""
         fault_kind = kind if isinstance(kind, FaultKind) else FaultKind.parse(kind)
         if target not in {GARDEN, "*"}:
             self.sim.world.require_shoot(target)
