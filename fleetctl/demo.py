@@ -3,8 +3,8 @@
     embedded PostgreSQL ──┬── platform-public-api  :8080 (Connect)  :9090 (gRPC) ── console page :8000
       (database `fleet`,  ├── platform-admin-api   :8081 (Connect)  :9091 (gRPC) ── DCIM page    :8001
        demo fleet seeded) ├── cluster-worker inventory (health :8097) ──┐
-                          └── cluster-worker reconcile (health :8098) ──┴── fleet-sim :8443 (garden + shoots, TLS)
-                                                                             └ plays the status poller too
+                          ├── cluster-worker reconcile (health :8098) ──┴── fleet-sim :8443 (garden + shoots, TLS)
+                          └── fleet status-poller (the provisioning side's stand-in): lists fleet-sim's shoots
 
 The database is recreated and seeded with the demo fleet on every start, so every run begins the
 same way. While it runs, a small script of world changes plays against the simulator (pods come and
@@ -148,15 +148,26 @@ class Demo:
                 str(p.sim),
                 "--state-dir",
                 str(sim_dir),
-                "--status-dsn",
-                self.superuser_dsn,
-                "--status-interval",
-                str(self.timings.status_poll_seconds),
             ],
             common,
         )
         wait_for_port(HOST, p.sim, timeout_seconds=60, process=sim.process)
         kubeconfig = sim_dir / "garden-kubeconfig.yaml"
+        # The provisioning side's stand-in: statuses follow the simulated world (a lost shoot, ...).
+        self.supervisor.start(
+            "status-poller",
+            [
+                _script("fleet"),
+                "status-poller",
+                "--dsn",
+                self.superuser_dsn,
+                "--garden-kubeconfig",
+                str(kubeconfig),
+                "--interval",
+                str(self.timings.status_poll_seconds),
+            ],
+            common,
+        )
 
         public = self.supervisor.start(
             "platform-public-api",

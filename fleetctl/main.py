@@ -1,4 +1,4 @@
-"""Entry point of `fleet`: the operator's command for the database, tokens and the demo.
+"""Entry point of `fleet`: the operator's command for the database, tokens, the demo and its parts.
 
 Each area is one module with a `register(subcommands)` function that adds its subcommand and sets
 `handler` on it; the list below is the whole registry, kept explicit rather than filled by imports.
@@ -13,10 +13,11 @@ import sys
 from collections.abc import Callable
 
 from fleetctl import db, demo, soak, token
+from fleetctl.status_poller import command as status_poller
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
-COMMANDS: tuple[Register, ...] = (db.register, token.register, demo.register, soak.register)
+COMMANDS: tuple[Register, ...] = (db.register, token.register, demo.register, soak.register, status_poller.register)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,7 +1,7 @@
 """Entry point of `fleet-sim`: a simulated Gardener landscape on loopback (docs/simulator.md).
 
     fleet-sim [--fleet test|demo|scale | --huge-shoot] [--seed N] [--host H] [--port P]
-              [--latency SECONDS] [--state-dir DIR] [--status-dsn DSN [--status-interval S]]
+              [--latency SECONDS] [--state-dir DIR]
 
 Prints where the garden kubeconfig was written, then serves until SIGINT/SIGTERM. Every option
 has an environment variable (FLEET_SIM_*) as its default; this is the only module that reads the
@@ -84,21 +84,10 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         default=Path(env_str(env, "FLEET_SIM_STATE_DIR", str(PROJECT_DIR / ".fleet" / "sim"))),
         help="where the garden kubeconfig, CA and control token are written (default .fleet/sim)",
     )
-    parser.add_argument(
-        "--status-dsn",
-        default=env.get("FLEET_SIM_STATUS_DSN") or None,
-        help="a superuser DSN: also play the provisioning side's status poller against this database",
-    )
-    parser.add_argument(
-        "--status-interval",
-        type=float,
-        default=env_float(env, "FLEET_SIM_STATUS_INTERVAL_SECONDS", 10.0, minimum=0.5),
-        help="seconds between two status polls (default 10)",
-    )
     return parser
 
 
-async def serve(server: SimServer, args: argparse.Namespace) -> None:
+async def serve(server: SimServer) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -106,15 +95,7 @@ async def serve(server: SimServer, args: argparse.Namespace) -> None:
     await server.start()
     print(f"fleet-sim: {server.url} ({len(server.sim.world.shoots)} shoots)", flush=True)  # noqa: T201
     print(f"garden kubeconfig: {server.garden_kubeconfig_path}", flush=True)  # noqa: T201
-    tasks: list[asyncio.Task[None]] = []
-    if args.status_dsn:
-        from sim.poller import StatusPoller  # noqa: PLC0415 (psycopg is only needed for this mode)
-
-        poller = StatusPoller(args.status_dsn, server.sim.garden_kubeconfig(), interval_seconds=args.status_interval)
-        tasks.append(asyncio.create_task(poller.run(stop)))
     await stop.wait()
-    for task in tasks:
-        await task
     await server.stop()
 
 
@@ -147,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.info("fleet ready in %.1f s", time.monotonic() - started)
     set_gc_threshold(args.gc_threshold)
     try:
-        eventloop.run(serve(server, args), event_loop=args.event_loop)
+        eventloop.run(serve(server), event_loop=args.event_loop)
     except OSError as error:
         print(f"fleet-sim: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)  # noqa: T201
         return 1

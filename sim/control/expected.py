@@ -3,8 +3,9 @@
 Tests of the collector compare its snapshots with `expected_shoot(...)` instead of hard-coded
 numbers, so they keep working whatever the fleet generator or a test changes. Pods in phase
 Succeeded or Failed are not counted (finished pods run no workload; the collector's phase selector
-skips them too). Allocatable sums are given over all nodes and over Ready nodes; the ledger lists every candidate resource with whether it sits in a
-tenant namespace (one carrying `fundament.io/namespace-id`), so a test applies the source's scope.
+skips them too). Allocatable sums are given over all nodes and over Ready nodes; the ledger lists
+every candidate resource with whether it sits in a tenant namespace (one carrying
+`fundament.io/namespace-id`), so a test applies the source's scope.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Typed wrappers of `sim/poller.sql`: one async function per named query."""
+"""Typed wrappers of `fleetctl/status_poller/queries.sql`: one async function per named query."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from psycopg.rows import class_row
 
 from common.database import load_queries
 
-QUERIES = load_queries(Path(__file__).with_name("poller.sql"))
+QUERIES = load_queries(Path(__file__).with_name("queries.sql"))
 DatabaseError = psycopg.Error
 
 
 async def connect(dsn: str) -> psycopg.AsyncConnection[Any]:
     """A connection of the poller's own (it runs once a round; no pool needed)."""
-    return await psycopg.AsyncConnection.connect(dsn, application_name="fleet-sim-status-poller")
+    return await psycopg.AsyncConnection.connect(dsn, application_name="fleet-status-poller")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,18 @@
 
 The database is seeded with the same `test` fleet the simulator plays, so after one poll every
 planted scenario must show the status the seed intends, computed by the schema's own
-`tenant.cluster_status()`; then changes to the world move the statuses as DESIGN.md §10 says.
+`tenant.cluster_status()`; then changes to the world move the statuses as the provisioning side's
+rules say (`fleetctl/status_poller/rules.py`). `fleet status-poller` runs the same rounds as a process.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 from uuid import UUID
 
@@ -17,10 +24,13 @@ from common.clusterstatus import ClusterStatus
 from db.seed.model import Fleet
 from db.seed.scenarios import SHAPES, Scenario
 from db.seed.write import write_fleet
-from sim.poller import PollError, ShootView, StatusPoller, shoot_status
+from fleetctl.status_poller.poller import PollError, StatusPoller
+from fleetctl.status_poller.rules import ShootView, shoot_status
+from sim.api.kubeconfig import to_yaml
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 
+PROJECT = Path(__file__).resolve().parents[1]
 STATUS_SQL = """
 SELECT c.id, tenant.cluster_status(c.deleted IS NOT NULL, s.sync_status, s.shoot_status, s.shoot_operation,
                                    s.first_completed IS NOT NULL)
@@ -153,3 +163,52 @@ def test_shoot_status_table() -> None:
     assert status(None) == "missing"
     assert status(None, completed=False) is None
     assert status(None, deleted=True) == "deleted"
+
+
+# --- the command the demo starts ------------------------------------------------------------------
+
+
+def status_poller_command(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "fleetctl.main", "status-poller", *args],
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def test_the_command_polls_until_sigterm(sim: SimUnderTest, seeded: TestDatabase, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "garden-kubeconfig.yaml"
+    kubeconfig.write_bytes(to_yaml(sim.garden_kubeconfig))
+    gone, gone_key = cluster_of(sim, Scenario.RUNNING)
+    sim.control.delete_shoot(gone_key)
+    process = status_poller_command("--dsn", seeded.dsn(), "--garden-kubeconfig", str(kubeconfig), "--interval", "0.5")
+    try:
+        deadline = time.monotonic() + 60
+        while statuses(seeded).get(gone) != "lost":
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline, "the poller never wrote the lost shoot"
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "status poll done" in stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        ((), {"STATUS_POLLER_INTERVAL_SECONDS": "often"}, "STATUS_POLLER_INTERVAL_SECONDS"),
+        (("--interval", "0.1"), {}, "--interval 0.1"),
+        (("--garden-kubeconfig", "/nonexistent/garden.yaml"), {}, "cannot read the garden kubeconfig"),
+    ],
+    ids=["bad-env", "interval-too-short", "no-kubeconfig"],
+)
+def test_the_command_refuses_bad_settings(args: tuple[str, ...], env: dict[str, str], message: str) -> None:
+    process = status_poller_command(*args, env=env)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 2
+    assert message in stderr

@@ -1,5 +1,5 @@
--- The status poller of fleet-sim (sim/poller.py): the provisioning side's writes of
--- tenant.cluster_sync_state, played for the demo over a privileged (superuser) connection.
+-- The status poller of `fleet demo` (fleetctl/status_poller/poller.py): the provisioning side's
+-- writes of tenant.cluster_sync_state, played for the demo over a privileged (superuser) connection.
 
 -- name: clusters_with_status
 -- Called by StatusPoller.run_once: every cluster with the shoot columns of its sync state, if any.

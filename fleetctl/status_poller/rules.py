@@ -1,15 +1,8 @@
-"""The provisioning side's status poller, played by the simulator for the demo (DESIGN.md §10).
+"""The provisioning side's rules: which shoot status a cluster's sync state gets from its shoot.
 
-In production another system writes `tenant.cluster_sync_state` from Gardener; this project only
-reads it. So that statuses change in the demo as the simulated world does (a deleted shoot turns
-its cluster LOST, a hibernation STOPPED, a reconcile in progress UPGRADING), the poller lists the
-garden's shoots over HTTPS, like any client, and writes the shoot columns of each cluster's row
-over a privileged connection that no service role has. It never touches the sync columns of an
-existing row (they describe the provisioning side's own applies), and a failed garden list
-changes nothing: "could not list" is never "missing".
-
-The mapping follows Fundament's producer rules (`reference/fundament-facts.md` §3.4), with this
-project's vocabulary for the cases it adds (unhealthy, missing, hibernating, hibernated):
+The mapping follows the producer rules of Fundament's provisioning side (the system that writes
+`tenant.cluster_sync_state` in production), with this project's vocabulary for the cases it adds
+(unhealthy, missing, hibernating, hibernated):
 
 | the shoot | shoot_status |
 |---|---|
@@ -22,42 +15,20 @@ project's vocabulary for the cases it adds (unhealthy, missing, hibernating, hib
 | gone, for a live cluster that ever synced | missing |
 | gone, for a deleted cluster | deleted |
 
-A row already `deleted` is final and never polled again (as in Fundament), so a shoot that outlives
-its confirmed deletion stays the drift it is.
+A row already `deleted` is final and never polled again (as on the provisioning side), so a shoot
+that outlives its confirmed deletion stays the drift it is. Pure functions, no I/O.
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import logging
-import ssl
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-import aiohttp
-
 from common.labels import CLUSTER_ID_LABEL
-from sim.poller_queries import (
-    ClusterStatusRow,
-    DatabaseError,
-    StatusWrite,
-    clusters_with_status,
-    connect,
-    write_statuses,
-)
-
-logger = logging.getLogger(__name__)
+from fleetctl.status_poller.queries import ClusterStatusRow, StatusWrite
 
 READY_CONDITIONS = ("APIServerAvailable", "ControlPlaneHealthy", "SystemComponentsHealthy")
-SHOOTS_PATH = "/apis/core.gardener.cloud/v1beta1/shoots"
-PAGE_SIZE = 500
-REQUEST_TIMEOUT_SECONDS = 30.0
-
-
-class PollError(RuntimeError):
-    """The garden could not be listed; nothing is written this round."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +42,7 @@ class ShootView:
     operation: str | None  # lastOperation.type
     state: str | None  # lastOperation.state
     description: str
-    healthy: bool  # the three conditions Fundament checks are True
+    healthy: bool  # the three conditions of READY_CONDITIONS are True
 
     @classmethod
     def of(cls, shoot: dict[str, Any]) -> ShootView:
@@ -157,69 +128,3 @@ def plan_writes(rows: list[ClusterStatusRow], shoots: dict[str, ShootView], *, n
             )
         )
     return writes
-
-
-def _ssl_context(kubeconfig: dict[str, Any]) -> ssl.SSLContext:
-    cluster = kubeconfig["clusters"][0]["cluster"]
-    return ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-
-
-async def list_shoots(kubeconfig: dict[str, Any]) -> dict[str, ShootView]:
-    """Every shoot carrying the cluster label, by that label (first one wins), paged like a careful client."""
-    server = kubeconfig["clusters"][0]["cluster"]["server"]
-    token = kubeconfig["users"][0]["user"]["token"]
-    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
-    timeout = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_SECONDS)
-    shoots: dict[str, ShootView] = {}
-    connector = aiohttp.TCPConnector(ssl=_ssl_context(kubeconfig))
-    async with aiohttp.ClientSession(headers=headers, timeout=timeout, connector=connector) as session:
-        token_continue = ""
-        while True:
-            params = {"labelSelector": CLUSTER_ID_LABEL, "limit": str(PAGE_SIZE)}
-            if token_continue:
-                params["continue"] = token_continue
-            try:
-                async with session.get(server + SHOOTS_PATH, params=params) as response:
-                    if response.status != 200:
-                        raise PollError(f"listing shoots answered {response.status}")
-                    page = await response.json()
-            except (aiohttp.ClientError, TimeoutError, ValueError) as error:
-                raise PollError(f"listing shoots failed: {type(error).__name__}") from error
-            for item in page.get("items") or []:
-                view = ShootView.of(item)
-                shoots.setdefault(view.cluster_label, view)
-            token_continue = (page.get("metadata") or {}).get("continue") or ""
-            if not token_continue:
-                return shoots
-
-
-class StatusPoller:
-    """Writes cluster shoot statuses from the simulated garden, once or every `interval_seconds`."""
-
-    def __init__(self, dsn: str, garden_kubeconfig: dict[str, Any], *, interval_seconds: float = 10.0) -> None:
-        self.dsn = dsn
-        self.garden_kubeconfig = garden_kubeconfig
-        self.interval_seconds = interval_seconds
-
-    async def run_once(self, now: datetime | None = None) -> int:
-        """One round; returns how many clusters' rows changed. Raises PollError if the garden failed."""
-        moment = now or datetime.now(UTC)
-        shoots = await list_shoots(self.garden_kubeconfig)
-        async with await connect(self.dsn) as conn, conn.transaction():
-            rows = await clusters_with_status(conn)
-            writes = plan_writes(rows, shoots, now=moment)
-            await write_statuses(conn, writes, now=moment)
-        return len(writes)
-
-    async def run(self, stop: asyncio.Event) -> None:
-        """Poll until `stop` is set; a failed round is logged and the next one tries again."""
-        while not stop.is_set():
-            try:
-                changed = await self.run_once()
-                logger.info("status poll done", extra={"changed": changed})
-            except (PollError, DatabaseError) as error:
-                logger.warning("status poll failed: %s", error)
-            try:
-                await asyncio.wait_for(stop.wait(), self.interval_seconds)
-            except TimeoutError:
-                continue
