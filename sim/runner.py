@@ -4,8 +4,8 @@
 gives the server its own loop in a daemon thread (the pytest fixture, benchmarks), returning once
 the port accepts connections. Either way the control API is bound to the serving loop.
 
-The state dir gets `garden-kubeconfig.yaml`, `ca.crt`, `control-token` (mode 0600) and
-`sim.json` (address, pid and file names), so the demo and people find the simulator.
+The state dir gets the garden kubeconfig, the CA, the control token and `sim.json` (see
+`sim/control/statedir.py`), so the demo, benchmarks and people find the simulator.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import socket
 import threading
 from pathlib import Path
 
-import orjson
 from aiohttp import web
 
 from common.eventloop import DEFAULT_EVENT_LOOP, loop_factory
@@ -28,6 +27,7 @@ from sim.api.server import SimApp
 from sim.api.simulator import SimSettings, Simulator
 from sim.control.actions import SimControl
 from sim.control.endpoint import handle_control
+from sim.control.statedir import CA_FILE, CONTROL_TOKEN_FILE, GARDEN_KUBECONFIG, SimState
 from sim.world.generate import DEFAULT_PROFILE, ContentProfile
 
 logger = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ class SimServer:
 
     @property
     def garden_kubeconfig_path(self) -> Path | None:
-        return None if self.state_dir is None else self.state_dir / "garden-kubeconfig.yaml"
+        return None if self.state_dir is None else self.state_dir / GARDEN_KUBECONFIG
 
     async def start(self) -> None:
         """Bind and serve on the running loop (returns once listening).
@@ -119,30 +119,21 @@ class SimServer:
             return
         self.state_dir.mkdir(parents=True, exist_ok=True)
         for name, content in (
-            ("garden-kubeconfig.yaml", to_yaml(self.sim.garden_kubeconfig())),
-            ("control-token", (self.sim.tokens.control_token + "\n").encode()),
+            (GARDEN_KUBECONFIG, to_yaml(self.sim.garden_kubeconfig())),
+            (CONTROL_TOKEN_FILE, (self.sim.tokens.control_token + "\n").encode()),
         ):
             path = self.state_dir / name
             path.touch(mode=0o600, exist_ok=True)
             path.chmod(0o600)
             path.write_bytes(content)
-        (self.state_dir / "ca.crt").write_bytes(self.sim.tls.ca_pem)
+        (self.state_dir / CA_FILE).write_bytes(self.sim.tls.ca_pem)
 
     def _write_state_file(self) -> None:
         if self.state_dir is None:
             return
-        state = {
-            "url": self.sim.base_url,
-            "pid": os.getpid(),
-            "garden_kubeconfig": str(self.state_dir / "garden-kubeconfig.yaml"),
-            "control_token_file": str(self.state_dir / "control-token"),
-            "ca_file": str(self.state_dir / "ca.crt"),
-            "shoots": len(self.sim.world.shoots),
-        }
-        # Written last and renamed into place: whoever waits for sim.json finds everything else ready.
-        partial = self.state_dir / "sim.json.partial"
-        partial.write_bytes(orjson.dumps(state, option=orjson.OPT_INDENT_2))
-        partial.replace(self.state_dir / "sim.json")
+        # Written last: whoever waits for sim.json finds everything else ready.
+        state = SimState.of(self.state_dir, url=self.sim.base_url, pid=os.getpid(), shoots=len(self.sim.world.shoots))
+        state.write(self.state_dir)
 
     # --- in a background thread -----------------------------------------------------------------
 

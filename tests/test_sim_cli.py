@@ -18,6 +18,8 @@ import yaml
 from kubernetes import client as kubernetes_client
 from kubernetes import config
 
+from sim.control.client import ControlClient
+
 PROJECT = Path(__file__).resolve().parents[1]
 # Untyped for the same reason as in the other simulator tests: the client's models are all-Optional.
 client: Any = kubernetes_client
@@ -70,6 +72,14 @@ def test_the_state_dir_names_the_control_token_and_it_works(running: tuple[subpr
         answer = admin.get("/_sim/state")
     assert answer.status_code == 200
     assert answer.json()["shoots"] > 10
+
+
+async def test_the_control_client_finds_it_by_its_state_dir(running: tuple[subprocess.Popen[str], Path]) -> None:
+    _, kubeconfig_path = running
+    async with ControlClient.from_state_dir(kubeconfig_path.parent) as control:
+        state = await control.state()
+        keys = await control.shoot_keys()
+    assert state["shoots"] == len(keys) > 10
 
 
 def test_sigterm_stops_it_cleanly(running: tuple[subprocess.Popen[str], Path]) -> None:
