@@ -15,13 +15,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import orjson
 import psycopg
 
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
 from db.seed.model import Fleet
 from db.seed.write import analyze, write_fleet
+from sim.control.statedir import STATE_FILE, SimState
 
 PROJECT = Path(__file__).resolve().parents[1]
 START_TIMEOUT_SECONDS = 300
@@ -37,15 +37,14 @@ def simulator_process(
         output = subprocess.DEVNULL if quiet else None
         child = subprocess.Popen(command(state_dir), cwd=PROJECT, stdout=output, stderr=output)
         try:
-            state = state_dir / "sim.json"
             deadline = time.monotonic() + START_TIMEOUT_SECONDS
-            while not state.exists():  # the child writes it once listening
+            while not (state_dir / STATE_FILE).exists():  # the child writes it once listening
                 if child.poll() is not None:
                     raise RuntimeError(f"fleet-sim exited with {child.returncode} before listening")
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"fleet-sim did not start within {START_TIMEOUT_SECONDS} s")
                 time.sleep(0.2)
-            yield Path(orjson.loads(state.read_bytes())["garden_kubeconfig"]), child.pid
+            yield SimState.read(state_dir).garden_kubeconfig, child.pid
         finally:
             child.terminate()
             try:

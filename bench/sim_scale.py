@@ -1,4 +1,4 @@
-"""Benchmark: fleet-sim at scale (issue 6): 2,000 small shoots, and one shoot at Kubernetes' limits.
+"""Benchmark: fleet-sim at scale: 2,000 small shoots, and one shoot at Kubernetes' limits.
 
     .venv/bin/python -m bench.sim_scale [--shoots 2000] [--workers 8] [--skip-huge] [--with-scale-fleet]
 
@@ -20,6 +20,7 @@ Exits non-zero when the simulator's peak RSS passes 2 GiB.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import concurrent.futures
 import os
 import ssl
@@ -36,6 +37,9 @@ from typing import Any
 import orjson
 import urllib3
 
+from sim.control.client import ControlClient
+from sim.control.statedir import STATE_FILE, SimState
+
 PROJECT = Path(__file__).resolve().parents[1]
 RSS_LIMIT_BYTES = 2 * 1024**3
 META = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
@@ -48,7 +52,7 @@ class Sim:
     process: subprocess.Popen[bytes]
     url: str
     token: str  # the garden token
-    control: str  # the control token
+    state_dir: Path
     http: urllib3.PoolManager
     started_seconds: float
 
@@ -92,14 +96,14 @@ class Sim:
         continue_token = orjson.loads(metadata).get("metadata", {}).get("continue", "")
         return size, continue_token
 
-    def action(self, name: str, **arguments: Any) -> Any:
-        response = self.http.request(
-            "POST",
-            f"{self.url}/_sim/actions/{name}",
-            body=orjson.dumps(arguments),
-            headers={"Authorization": f"Bearer {self.control}", "Content-Type": "application/json"},
-        )
-        return orjson.loads(response.data)["result"]
+    def shoot_kubeconfig(self, key: str, expiration_seconds: int) -> dict[str, Any]:
+        """A shoot's kubeconfig through the control client (one call, so on a loop of its own)."""
+
+        async def mint() -> dict[str, Any]:
+            async with ControlClient.from_state_dir(self.state_dir, timeout_seconds=600) as control:
+                return await control.shoot_kubeconfig(key, expiration_seconds=expiration_seconds)
+
+        return asyncio.run(mint())
 
 
 @contextmanager
@@ -110,25 +114,18 @@ def simulator(*args: str) -> Iterator[Sim]:
         command = [sys.executable, "-m", "sim.main", "--port", "0", "--state-dir", str(state_dir), *args]
         process = subprocess.Popen(command, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            while not (state_dir / "sim.json").exists():
+            while not (state_dir / STATE_FILE).exists():
                 if process.poll() is not None:
                     raise RuntimeError(f"fleet-sim exited with {process.returncode}")
                 time.sleep(0.05)
             started = time.monotonic() - began
-            state = orjson.loads((state_dir / "sim.json").read_bytes())
+            state = SimState.read(state_dir)
             import yaml  # noqa: PLC0415 - only needed once the simulator is up
 
-            kubeconfig = yaml.safe_load(Path(state["garden_kubeconfig"]).read_text())
-            context = ssl.create_default_context(cafile=state["ca_file"])
+            kubeconfig = yaml.safe_load(state.garden_kubeconfig.read_text())
+            context = ssl.create_default_context(cafile=str(state.ca_file))
             http = urllib3.PoolManager(maxsize=32, ssl_context=context, retries=False)
-            yield Sim(
-                process,
-                state["url"],
-                kubeconfig["users"][0]["user"]["token"],
-                Path(state["control_token_file"]).read_text().strip(),
-                http,
-                started,
-            )
+            yield Sim(process, state.url, kubeconfig["users"][0]["user"]["token"], state_dir, http, started)
         finally:
             process.terminate()
             process.wait(timeout=60)
@@ -190,7 +187,7 @@ def many_shoots(shoots: int, workers: int, figures: dict[str, float] | None = No
 def huge_shoot(figures: dict[str, float] | None = None) -> bool:
     with simulator("--huge-shoot") as sim:
         print(f"huge shoot: started in {sim.started_seconds:.1f} s, peak RSS {mib(sim.peak_rss_bytes())}")
-        config = sim.action("shoot_kubeconfig", key="huge--huge", expiration_seconds=86400)
+        config = sim.shoot_kubeconfig("huge--huge", expiration_seconds=86400)
         token = config["users"][0]["user"]["token"]
         pods = "/shoots/huge--huge/api/v1/pods"
         rows = []

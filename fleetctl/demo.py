@@ -32,8 +32,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from common.settings import LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
@@ -43,6 +41,7 @@ from fleetctl.db import seed as seed_database
 from fleetctl.processes import Supervisor, port_is_free, wait_for_port
 from fleetctl.webapp import bind_socket, console_app, dcim_app, serve_pages
 from services.common.auth import DcimTokenRules, mint_token
+from sim.control.client import ControlClient, ControlError
 from sim.world.derive import namespace_kube_name
 
 logger = logging.getLogger("fleet.demo")
@@ -403,25 +402,19 @@ def world_script(fleet: Fleet) -> list[WorldStep]:
 
 async def play_world(demo: Demo, stop: asyncio.Event) -> None:
     """Apply the world script step by step, forever, until `stop` is set."""
-    sim_dir = demo.state_dir / "sim"
-    token = (sim_dir / "control-token").read_text().strip()
     steps = world_script(demo.fleet) if demo.fleet else []
     if not steps:
         return
-    base = f"https://{HOST}:{demo.ports.sim}/_sim/actions"
-    async with httpx.AsyncClient(
-        verify=str(sim_dir / "ca.crt"), headers={"authorization": f"Bearer {token}"}
-    ) as client:
+    async with ControlClient.from_state_dir(demo.state_dir / "sim", timeout_seconds=10) as control:
         for step in itertools.cycle(steps):
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=demo.timings.world_step_seconds)
             if stop.is_set():
                 return
             try:
-                response = await client.post(f"{base}/{step.action}", json=step.arguments, timeout=10)
-                response.raise_for_status()
+                await control.call(step.action, **step.arguments)
                 logger.info("world: %s", step.says)
-            except httpx.HTTPError as error:
+            except ControlError as error:
                 logger.warning("world: could not apply %r: %s", step.action, error)
 
 

@@ -49,7 +49,7 @@ from fleetctl.soak_checks import (
     server_codes_verdict,
     take_sample,
 )
-from fleetctl.soak_faults import FaultSchedule, SimControl, StepResult
+from fleetctl.soak_faults import FaultSchedule, StepResult
 from fleetctl.soak_system import (
     SoakSystem,
     codes_of,
@@ -59,6 +59,7 @@ from fleetctl.soak_system import (
     staff_answers,
     wait_for,
 )
+from sim.control.client import ControlClient
 
 logger = logging.getLogger("fleet.soak")
 
@@ -221,7 +222,7 @@ async def run_soak(system: SoakSystem, seconds: float, rate: float) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    sim: SimControl | None = None
+    sim: ControlClient | None = None
     try:
         logger.info("starting PostgreSQL (seeding the demo fleet), fleet-sim, two public replicas, the staff API")
         await asyncio.to_thread(system.start_database)
@@ -235,7 +236,7 @@ async def run_soak(system: SoakSystem, seconds: float, rate: float) -> int:
         deadline = started + seconds
         files = start_load(system, seconds, rate)
         logger.info("load and faults for %.0f s; logs in %s", seconds, system.supervisor.log_dir)
-        sim = SimControl(system)
+        sim = ControlClient.from_state_dir(system.state_dir / "sim")
         schedule = FaultSchedule(system, sim)
         log = SampleLog()
         world = asyncio.create_task(play_world(system, stop))

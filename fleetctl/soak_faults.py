@@ -1,7 +1,8 @@
 """The fault schedule of `fleet soak`: break one thing at a time, see the failure, see the recovery.
 
 Each step injects one kind of fault while the load runs, waits (bounded) until the failure shows
-where DESIGN.md says it must, lifts the fault and waits (bounded) until the system has recovered:
+where the system is meant to show it, lifts the fault and waits (bounded) until the system has
+recovered:
 
 - shoot faults: six ready shoots each get a different API-server fault from fleet-sim's control list
   (401, 403, 500, hang, truncated body, 410; the next cycle: connection reset, malformed body, latency
@@ -29,11 +30,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import httpx
 import psycopg
 from psycopg.rows import dict_row
 
-from fleetctl.demo import HOST, world_script
+from fleetctl.demo import world_script
 from fleetctl.soak_checks import QUERIES
 from fleetctl.soak_system import (
     INVENTORY,
@@ -44,6 +44,7 @@ from fleetctl.soak_system import (
     staff_answers,
     wait_for,
 )
+from sim.control.client import ControlClient, ControlError
 
 logger = logging.getLogger("fleet.soak")
 
@@ -83,34 +84,12 @@ class StepResult:
     details: tuple[str, ...] = ()
 
 
-class SimControl:
-    """fleet-sim's control endpoint over HTTPS, with the control token."""
-
-    def __init__(self, system: SoakSystem) -> None:
-        sim_dir = system.state_dir / "sim"
-        token = (sim_dir / "control-token").read_text().strip()
-        self._client = httpx.AsyncClient(
-            base_url=f"https://{HOST}:{system.ports.sim}/_sim/actions/",
-            verify=str(sim_dir / "ca.crt"),
-            headers={"authorization": f"Bearer {token}"},
-            timeout=30,
-        )
-
-    async def action(self, name: str, **arguments: Any) -> Any:
-        response = await self._client.post(name, json=arguments)
-        response.raise_for_status()
-        return response.json()["result"]
-
-    async def close(self) -> None:
-        await self._client.aclose()
-
-
 @dataclass
 class FaultSchedule:
     """Runs the steps against a running `SoakSystem` until the soak's deadline."""
 
     system: SoakSystem
-    sim: SimControl
+    sim: ControlClient
     results: list[StepResult] = field(default_factory=list)
     _used_keys: set[str] = field(default_factory=set)
 
@@ -171,8 +150,8 @@ class FaultSchedule:
 
     async def _clear_all(self) -> None:
         try:
-            await self.sim.action("clear_faults")
-        except httpx.HTTPError as error:
+            await self.sim.clear_faults()
+        except ControlError as error:
             logger.warning("could not clear the simulator's faults: %s", error)
 
     # -- the steps -------------------------------------------------------------------------------
@@ -205,10 +184,7 @@ class FaultSchedule:
         began = await self.db_now()
         what = {}
         for (cluster_id, key), (kind, resource, seconds) in zip(targets, faults, strict=True):
-            arguments: dict[str, Any] = {"target": key, "kind": kind, "resource": resource}
-            if seconds:
-                arguments["seconds"] = seconds
-            await self.sim.action("fault", **arguments)
+            await self.sim.fault(key, kind, resource=resource, seconds=seconds)
             what[cluster_id] = f"{kind} on {resource} of {key}"
         ids = list(what)
         errors: dict[str, str] = {}
@@ -221,7 +197,7 @@ class FaultSchedule:
 
         failed_seen = await wait_for(all_failed, timeout_seconds=95, every_seconds=2)
         for _, key in targets:
-            await self.sim.action("clear_faults", target=key)
+            await self.sim.clear_faults(key)
         lifted = await self.db_now()
         recovered: set[str] = set()
 
@@ -249,7 +225,7 @@ class FaultSchedule:
             return metric_sum(await scrape(port), "fleet_reconcile_passes_total", outcome="failed")
 
         before = await failed_passes()
-        await self.sim.action("fault", target="garden", kind="500", resource="shoots")
+        await self.sim.fault("garden", "500", resource="shoots")
         try:
             first = await wait_for(lambda: _above(failed_passes, before), timeout_seconds=40)
             heartbeat = await self.heartbeat("reconcile")
@@ -258,7 +234,7 @@ class FaultSchedule:
             heartbeat_after = await self.heartbeat("reconcile")
             shoots_after = await self.rows("live_shoots")
         finally:
-            await self.sim.action("clear_faults", target="garden")
+            await self.sim.clear_faults("garden")
         kept = heartbeat_after == heartbeat and shoots_after == shoots
 
         async def moved() -> bool:
