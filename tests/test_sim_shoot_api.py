@@ -135,7 +135,7 @@ def test_the_phase_field_selector_leaves_out_finished_pods(sim: SimUnderTest, sh
 
 
 def test_metadata_only_pod_list_counts_per_namespace(sim: SimUnderTest, shoot_key: str) -> None:
-    """The collector's read (DESIGN.md §7 step 4): metadata-only, phase selector, counted per namespace."""
+    """The collector's pod read: metadata-only, with the phase selector, counted per namespace."""
     api = sim.shoot_client(shoot_key)
     core = client.CoreV1Api(api)
     tenants = {
