@@ -328,7 +328,7 @@ def test_the_reader_finds_helper_calls_forwarded_names_and_plain_gets() -> None:
     # Spot checks of each way a variable is read, so a change to the reader cannot quietly find less.
     assert ("DCIM_ORIGINS" in reads.defaults) and ("CONSOLE_ORIGINS" in reads.defaults)  # via origins_var
     assert {"JWT_SECRET", "JWT_SECRET_FILE"} <= set(reads.defaults)  # env_secret reads both
-    assert "FLEET_SIM_STATUS_DSN" in reads.defaults  # env.get("...")
+    assert "STATUS_POLLER_DSN" in reads.defaults  # env.get("...")
     assert "TEST_DATABASE_URL" in reads.defaults  # os.environ.get("...") in a fixture
     assert (55443, "sim/main.py") in {(d, w.split(":")[0]) for d, w in reads.defaults["FLEET_SIM_PORT"]}
     assert shows_default("`127.0.0.1` / 55443", 55443)

@@ -31,7 +31,7 @@ MIN_INTERVAL_SECONDS = 0.5
 
 def _settings(args: argparse.Namespace) -> tuple[str, Path, float]:
     env = args.environ
-    dsn = args.dsn or env_str(env, "STATUS_POLLER_DSN", LOCAL_ADMIN_DSN)
+    dsn = args.dsn or env.get("STATUS_POLLER_DSN") or LOCAL_ADMIN_DSN
     kubeconfig = args.garden_kubeconfig or Path(env_str(env, "STATUS_POLLER_KUBECONFIG", str(DEFAULT_KUBECONFIG)))
     if args.interval is not None:
         if args.interval < MIN_INTERVAL_SECONDS:
