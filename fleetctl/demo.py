@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import itertools
 import logging
 import secrets
 import shlex
@@ -30,7 +29,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from common.settings import LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
 from db.embedded import EmbeddedPostgres, runtime_root
@@ -38,11 +36,10 @@ from db.migrate import fresh_database
 from db.seed.generate import generate
 from db.seed.model import Fleet
 from fleetctl.db import seed as seed_database
+from fleetctl.demo_world import play_world
 from fleetctl.processes import Supervisor, port_is_free, wait_for_port
 from fleetctl.webapp import bind_socket, console_app, dcim_app, serve_pages
 from services.common.auth import DcimTokenRules, mint_token
-from sim.control.client import ControlClient, ControlError
-from sim.world.derive import namespace_kube_name
 
 logger = logging.getLogger("fleet.demo")
 
@@ -316,108 +313,6 @@ def _script(name: str) -> str:
     return str(candidate) if candidate.exists() else name
 
 
-# -- the world changing while the demo runs ------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class WorldStep:
-    """One change to the simulated world, said in words for the demo's log."""
-
-    says: str
-    action: str
-    arguments: dict[str, Any]
-
-
-def world_script(fleet: Fleet) -> list[WorldStep]:
-    """A loop of changes over three ready shoots of the demo fleet: pods, a lost shoot, a version drift."""
-    live_orgs = {o.id for o in fleet.organizations if o.deleted is None}
-    ready = [
-        c
-        for c in fleet.clusters
-        if c.deleted is None
-        and c.organization_id in live_orgs
-        and c.sync is not None
-        and c.sync.shoot_status == "ready"
-    ]
-    shoots = {s.cluster_label: s for s in fleet.shoots}
-    candidates = [(c, shoots[str(c.id)]) for c in ready if str(c.id) in shoots]
-    if len(candidates) < 3:
-        return []
-    (busy_cluster, busy), (_, lost), (_, drifting) = candidates[:3]
-    projects = {p.id: p for p in fleet.projects if p.cluster_id == busy_cluster.id and p.deleted is None}
-    namespace = next(
-        (
-            namespace_kube_name(projects[n.project_id].name, n.project_id, n.name)
-            for n in fleet.namespaces
-            if n.project_id in projects and n.deleted is None
-        ),
-        None,
-    )
-
-    def key(shoot: Any) -> str:
-        return f"{shoot.project}--{shoot.name}"
-
-    steps: list[WorldStep] = []
-    if namespace is not None:
-        steps.append(
-            WorldStep(
-                f"8 pods start in {key(busy)}/{namespace}",
-                "add_pods",
-                {"key": key(busy), "namespace": namespace, "count": 8},
-            )
-        )
-    steps += [
-        WorldStep(f"shoot {key(lost)} disappears from the garden", "delete_shoot", {"key": key(lost)}),
-        WorldStep(f"shoot {key(drifting)} moves to another minor version", "bump_version", {"key": key(drifting)}),
-    ]
-    if namespace is not None:
-        steps.append(
-            WorldStep(
-                f"the 8 pods in {key(busy)}/{namespace} finish",
-                "remove_pods",
-                {"key": key(busy), "namespace": namespace, "count": 8},
-            )
-        )
-    steps += [
-        WorldStep(
-            f"shoot {key(lost)} is created again (new uid)",
-            "add_shoot",
-            {
-                "project": lost.project,
-                "name": lost.name,
-                "cluster_label": lost.cluster_label,
-                "organization_label": lost.organization_label,
-                "kubernetes_version": lost.kubernetes_version,
-                "region": lost.region,
-            },
-        ),
-        WorldStep(
-            f"shoot {key(drifting)} is put back on {drifting.kubernetes_version}",
-            "set_kubernetes_version",
-            {"key": key(drifting), "version": drifting.kubernetes_version},
-        ),
-    ]
-    return steps
-
-
-async def play_world(demo: Demo, stop: asyncio.Event) -> None:
-    """Apply the world script step by step, forever, until `stop` is set."""
-    steps = world_script(demo.fleet) if demo.fleet else []
-    if not steps:
-        return
-    async with ControlClient.from_state_dir(demo.state_dir / "sim", timeout_seconds=10) as control:
-        for step in itertools.cycle(steps):
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=demo.timings.world_step_seconds)
-            if stop.is_set():
-                return
-            try:
-                await control.call(step.action, **step.arguments)
-                logger.info("world: %s", step.says)
-            except ControlError as error:
-                logger.warning("world: could not apply %r: %s", step.action, error)
-
-
 async def watch_children(demo: Demo, stop: asyncio.Event) -> None:
     """End the demo when a child ends on its own: the demo would silently be half a system otherwise."""
     while not stop.is_set():
@@ -458,11 +353,15 @@ async def run_demo(demo: Demo, *, on_ready: Callable[[str], None]) -> int:
     try:
         logger.info("starting PostgreSQL and seeding the demo fleet")
         await asyncio.to_thread(demo.start_database)
-        logger.info("starting fleet-sim, both APIs and both workers")
+        logger.info("starting fleet-sim, the status poller, both APIs and both workers")
         await asyncio.to_thread(demo.start_processes)
         async with page_servers(demo):
             on_ready(demo.banner())
-            await asyncio.gather(play_world(demo, stop), watch_children(demo, stop), stop.wait())
+            await asyncio.gather(
+                play_world(demo.fleet, demo.state_dir / "sim", demo.timings.world_step_seconds, stop),
+                watch_children(demo, stop),
+                stop.wait(),
+            )
         return 0 if not demo.supervisor.exited() else 1
     finally:
         logger.info("stopping everything the demo started")

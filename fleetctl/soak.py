@@ -36,7 +36,7 @@ from typing import Any
 import psycopg
 
 from db.embedded import runtime_root
-from fleetctl.demo import play_world
+from fleetctl.demo_world import play_world
 from fleetctl.soak_checks import (
     QUERIES,
     SampleLog,
@@ -239,7 +239,9 @@ async def run_soak(system: SoakSystem, seconds: float, rate: float) -> int:
         sim = ControlClient.from_state_dir(system.state_dir / "sim")
         schedule = FaultSchedule(system, sim)
         log = SampleLog()
-        world = asyncio.create_task(play_world(system, stop))
+        world = asyncio.create_task(
+            play_world(system.fleet, system.state_dir / "sim", system.timings.world_step_seconds, stop)
+        )
         work: asyncio.Future[Any] = asyncio.gather(schedule.run(deadline), sample_until(system, log, deadline))
         stopped = asyncio.create_task(stop.wait())
         await asyncio.wait([work, stopped], return_when=asyncio.FIRST_COMPLETED)

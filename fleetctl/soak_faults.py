@@ -33,7 +33,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from fleetctl.demo import world_script
+from fleetctl.demo_world import world_script
 from fleetctl.soak_checks import QUERIES
 from fleetctl.soak_system import (
     INVENTORY,
