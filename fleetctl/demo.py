@@ -368,9 +368,25 @@ async def run_demo(demo: Demo, *, on_ready: Callable[[str], None]) -> int:
         await asyncio.to_thread(demo.stop)
 
 
+def link_state_dir(state_dir: Path, project: Path = PROJECT) -> Path:
+    """Make `.fleet/demo` in the checkout name the demo's files, wherever they are.
+
+    As root, in a checkout PostgreSQL's user cannot enter, the files live in a temp folder
+    (`runtime_root`); a link at `.fleet/demo` keeps every path the docs print true. A real folder
+    already there is left alone.
+    """
+    link = project / ".fleet" / "demo"
+    if link.resolve() != state_dir.resolve() and (link.is_symlink() or not link.exists()):
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.unlink(missing_ok=True)
+        link.symlink_to(state_dir, target_is_directory=True)
+    return link
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     state_dir = runtime_root(PROJECT) / "demo"
     state_dir.mkdir(parents=True, exist_ok=True)
+    link_state_dir(state_dir)
     demo = Demo(state_dir, seed=args.seed)
     return asyncio.run(run_demo(demo, on_ready=lambda text: print(text, flush=True)))  # noqa: T201
 
