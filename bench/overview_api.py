@@ -1,4 +1,4 @@
-"""Benchmark: the cached public overview against bare handlers, side by side in one run (issue 4).
+"""Benchmark: the cached public overview against bare handlers, side by side in one run.
 
     python -m bench.overview_api [--seconds 3] [--rounds 3] [--organizations 50] [--json FILE]
 
@@ -13,7 +13,7 @@ What is compared, each in a server process of its own on loopback, under the sam
   without routing, CORS, request stack or cache.
 
 Rounds alternate subject and reference so drift on the machine hits both alike; the figure is the
-sum of requests over the sum of seconds. Targets (issue 4): Connect GET ≥ 0.8x and gRPC ≥ 0.8x the
+sum of requests over the sum of seconds. Targets: Connect GET ≥ 0.8x and gRPC ≥ 0.8x the
 reference. Connect POST (binary) is printed too, without a target. Every process started here is
 stopped by its pid; the run is bounded by the rounds and seconds given.
 """

@@ -1,4 +1,4 @@
-"""Benchmark: `tenant.platform_overview()` against a plain count of live namespaces, at ADR-0002 scale.
+"""Benchmark: `tenant.platform_overview()` against a plain count of live namespaces, at the scale fleet.
 
     .venv/bin/python -m bench.overview_function [--dsn SUPERUSER_DSN] [--rounds 15] [--seed 0] [--rebuild]
 

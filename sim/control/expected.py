@@ -104,7 +104,7 @@ def expected_shoot(shoot: ShootState, contents: ShootContents) -> ExpectedShoot:
 
 def _ledger_candidates(shoot: ShootState, contents: ShootContents, tenants: set[str]) -> list[LedgerEntry]:
     """Volumes with a CSI handle and a claim, load balancers with an address, ingresses (by their load
-    balancer address, as `collector/ledger.py` reads them), certificates (by secretName)."""
+    balancer address, as `collector/inventory/sources.py` reads them), certificates (by secretName)."""
     ledger = [
         LedgerEntry("kubernetes.persistentvolume", "", v.name, v.csi_handle, v.claim[0] in tenants)
         for v in contents.volumes.iter_from()
