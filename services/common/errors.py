@@ -8,10 +8,10 @@
 
 `map_errors()` is used by the request stack shared by Connect and gRPC
 (`services/common/serving/request_stack.py`), so both protocols answer the same code for the same
-failure. Database failures (`psycopg.OperationalError`, which covers `QueryCanceled`,
-`psycopg_pool.PoolTimeout` and the kernel's `DatabaseUnavailable` and `SchemaTooOld`) and timeouts
-become UNAVAILABLE; anything unexpected becomes a bare INTERNAL. Messages never carry SQL or stack traces: the cause is
-logged once, here.
+failure. Database failures (`psycopg.OperationalError`, which covers `QueryCanceled`;
+`psycopg_pool.PoolTimeout`; the kernel's `DatabaseUnavailable` and `SchemaTooOld`) and timeouts
+become UNAVAILABLE; anything unexpected becomes a bare INTERNAL. Messages never carry SQL or stack
+traces: the cause is logged once, here.
 """
 
 from __future__ import annotations

@@ -51,10 +51,6 @@ class Authenticator(Protocol):
     def __call__(self, headers: Headers) -> str: ...
 
 
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
 @dataclass(frozen=True)
 class RequestStack:
     """The layers every RPC passes on either protocol, outermost first.
