@@ -20,51 +20,31 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import shlex
 import shutil
 import signal
 import sys
-import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common.settings import LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
+from common.settings import LOCAL_DATABASE_NAME
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
 from db.seed.generate import generate
 from db.seed.model import Fleet
 from fleetctl.db import seed as seed_database
+from fleetctl.demo_banner import banner
+from fleetctl.demo_layout import HOST, JWT_SECRET_FILE, SIM_DIR, STAFF_SUBJECT, STAFF_TOKEN_FILE, DemoPorts
 from fleetctl.demo_world import play_world
 from fleetctl.processes import Supervisor, port_is_free, wait_for_port
 from fleetctl.webapp import bind_socket, console_app, dcim_app, serve_pages
 from services.common.auth import DcimTokenRules, mint_token
+from sim.control.statedir import GARDEN_KUBECONFIG
 
 logger = logging.getLogger("fleet.demo")
 
 PROJECT = Path(__file__).resolve().parents[1]
-HOST = "127.0.0.1"
-STAFF_SUBJECT = uuid.UUID("6f1c0d2e-0000-4000-8000-00000000d1c1")
-# The banner's heading above its example commands, one a line, ended by an empty line.
-TRY_HEADING = "try"
-
-
-@dataclass(frozen=True)
-class DemoPorts:
-    database: int = LOCAL_DATABASE_PORT
-    public_http: int = 8080
-    public_grpc: int = 9090
-    admin_http: int = 8081
-    admin_grpc: int = 9091
-    console: int = 8000
-    dcim: int = 8001
-    sim: int = 8443
-    inventory_health: int = 8097
-    reconcile_health: int = 8098
-
-    def all(self) -> dict[str, int]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 @dataclass(frozen=True)
@@ -115,7 +95,7 @@ class Demo:
 
     def start_processes(self) -> None:
         p = self.ports
-        jwt_secret = self.state_dir / "jwt-secret"
+        jwt_secret = self.state_dir / JWT_SECRET_FILE
         jwt_secret.write_text(secrets.token_hex(32) + "\n")
         jwt_secret.chmod(0o600)
         self.token = mint_token(
@@ -125,8 +105,8 @@ class Demo:
             now=datetime.now(UTC),
             name="demo staff",
         )
-        (self.state_dir / "staff-token").write_text(self.token + "\n")
-        sim_dir = self.state_dir / "sim"
+        (self.state_dir / STAFF_TOKEN_FILE).write_text(self.token + "\n")
+        sim_dir = self.state_dir / SIM_DIR
         shutil.rmtree(sim_dir, ignore_errors=True)
         common = {"LOG_LEVEL": "info", "BIND_HOST": HOST}
 
@@ -148,7 +128,7 @@ class Demo:
             common,
         )
         wait_for_port(HOST, p.sim, timeout_seconds=60, process=sim.process)
-        kubeconfig = sim_dir / "garden-kubeconfig.yaml"
+        kubeconfig = sim_dir / GARDEN_KUBECONFIG
         # The provisioning side's stand-in: statuses follow the simulated world (a lost shoot, ...).
         self.supervisor.start(
             "status-poller",
@@ -222,90 +202,6 @@ class Demo:
         if self.database is not None:
             self.database.stop()
 
-    # -- what to print ----------------------------------------------------------------------------
-
-    def example_cluster_id(self) -> str:
-        for cluster in self.fleet.clusters if self.fleet else ():
-            if cluster.deleted is None and cluster.sync is not None and cluster.sync.shoot_status == "ready":
-                return str(cluster.id)
-        return "<cluster id>"
-
-    def files(self) -> dict[str, Path]:
-        """What the demo writes for people and their tools, by what it is."""
-        sim_dir = self.state_dir / "sim"
-        return {
-            "staff token": self.state_dir / "staff-token",
-            "JWT secret": self.state_dir / "jwt-secret",
-            "garden kubeconfig": sim_dir / "garden-kubeconfig.yaml",
-            "simulator CA": sim_dir / "ca.crt",
-            "simulator control token": sim_dir / "control-token",
-        }
-
-    def example_commands(self) -> list[str]:
-        """Commands that work as printed, from any folder, while the demo runs (a test runs each one)."""
-        p = self.ports
-        files = {name: shlex.quote(str(path)) for name, path in self.files().items()}
-        tools = shlex.quote(str(Path(sys.executable).parent))
-        fleet_rpc = "fundament.fleet.v1.FleetService"
-        grpc_admin = f"{HOST}:{p.admin_grpc}"
-        auth = '-H "authorization: Bearer $TOKEN"'
-        # --fail-with-body: an HTTP error is a failed command, not a quiet exit 0 with an error body.
-        curl = "curl -sS --fail-with-body"
-        cluster = self.example_cluster_id()
-        return [
-            f"export TOKEN=$(cat {files['staff token']}) PATH={tools}:$PATH",
-            f"grpcurl -plaintext {HOST}:{p.public_grpc} fundament.overview.v1.OverviewService/GetPlatformOverview",
-            f"{curl} -i 'http://{HOST}:{p.public_http}/fundament.overview.v1.OverviewService/GetPlatformOverview"
-            "?encoding=json&message=%7B%7D'",
-            f"grpcurl -plaintext {auth} {grpc_admin} {fleet_rpc}/GetFleetSummary",
-            f"grpcurl -plaintext {auth} -d '{{\"page_size\": 5}}' {grpc_admin} {fleet_rpc}/ListOrganizations",
-            f'grpcurl -plaintext {auth} -d \'{{"page_size": 5, "needs_attention": true}}\' {grpc_admin} '
-            f"{fleet_rpc}/ListClusters",
-            f'grpcurl -plaintext {auth} -d \'{{"id": "{cluster}"}}\' {grpc_admin} {fleet_rpc}/GetCluster',
-            f"grpcurl -plaintext {auth} -d '{{\"page_size\": 20}}' {grpc_admin} {fleet_rpc}/ListDriftFindings",
-            f'grpcurl -plaintext {auth} -d \'{{"page_size": 5, "billable": true}}\' {grpc_admin} '
-            f"{fleet_rpc}/ListInfrastructureResources",
-            f"buf curl --protocol grpc --http2-prior-knowledge {auth} -d '{{}}' "
-            f"http://{grpc_admin}/{fleet_rpc}/GetFleetSummary",
-            f"{curl} {auth} -H 'content-type: application/json' -d '{{\"page_size\": 3}}' "
-            f"http://{HOST}:{p.admin_http}/{fleet_rpc}/ListClusters",
-            f"fleet token --secret-file {files['JWT secret']} --subject {STAFF_SUBJECT} --ttl 1h --name 'demo staff'",
-            f"kubectl --kubeconfig {files['garden kubeconfig']} get shoots --all-namespaces",
-            f"{curl} --cacert {files['simulator CA']} "
-            f'-H "authorization: Bearer $(cat {files["simulator control token"]})" https://{HOST}:{p.sim}/_sim/state',
-        ]
-
-    def banner(self) -> str:
-        p = self.ports
-        width = max(len(name) for name in self.files())
-        lines = [
-            "",
-            "fleet inventory demo is running (Ctrl-C stops everything it started)",
-            "",
-            "pages",
-            f"  console /platform (public):  http://{HOST}:{p.console}/platform",
-            f"  DCIM /platform (staff):      http://{HOST}:{p.dcim}/platform#token={self.token}",
-            "",
-            "APIs and the simulated garden",
-            f"  platform-public-api  Connect http://{HOST}:{p.public_http}   gRPC {HOST}:{p.public_grpc}",
-            f"  platform-admin-api   Connect http://{HOST}:{p.admin_http}   gRPC {HOST}:{p.admin_grpc}",
-            f"  fleet-sim            https://{HOST}:{p.sim} (the garden's API server; shoots under /shoots/)",
-            f"  health and metrics   http://{HOST}:{p.public_http}/metrics  http://{HOST}:{p.admin_http}/metrics"
-            f"  http://{HOST}:{p.inventory_health}/metrics  http://{HOST}:{p.reconcile_health}/metrics",
-            "",
-            f"staff token (12 h, also in {self.files()['staff token']}):",
-            f"  {self.token}",
-            "",
-            "files (written again on every start)",
-            *(f"  {name:<{width}}  {path}" for name, path in self.files().items()),
-            f"  {'logs':<{width}}  {self.supervisor.log_dir}/",
-            "",
-            f"{TRY_HEADING} (each line works as printed, from any folder):",
-            *(f"  {command}" for command in self.example_commands()),
-            "",
-        ]
-        return "\n".join(lines)
-
 
 def _script(name: str) -> str:
     """A console script of this installation (next to the running interpreter)."""
@@ -356,9 +252,9 @@ async def run_demo(demo: Demo, *, on_ready: Callable[[str], None]) -> int:
         logger.info("starting fleet-sim, the status poller, both APIs and both workers")
         await asyncio.to_thread(demo.start_processes)
         async with page_servers(demo):
-            on_ready(demo.banner())
+            on_ready(banner(demo.ports, demo.state_dir, demo.token, demo.fleet, demo.supervisor.log_dir))
             await asyncio.gather(
-                play_world(demo.fleet, demo.state_dir / "sim", demo.timings.world_step_seconds, stop),
+                play_world(demo.fleet, demo.state_dir / SIM_DIR, demo.timings.world_step_seconds, stop),
                 watch_children(demo, stop),
                 stop.wait(),
             )

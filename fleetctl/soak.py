@@ -36,6 +36,7 @@ from typing import Any
 import psycopg
 
 from db.embedded import runtime_root
+from fleetctl.demo_layout import SIM_DIR, STAFF_TOKEN_FILE
 from fleetctl.demo_world import play_world
 from fleetctl.soak_checks import (
     QUERIES,
@@ -105,7 +106,7 @@ def start_load(system: SoakSystem, seconds: float, rate: float) -> list[Path]:
     ]
     plans = [(name, [*args, "--rate", str(rate)]) for name, args in plans]
     p = system.ports
-    token = system.state_dir / "staff-token"
+    token = system.state_dir / STAFF_TOKEN_FILE
     plans.append(
         (
             "staff",
@@ -236,11 +237,11 @@ async def run_soak(system: SoakSystem, seconds: float, rate: float) -> int:
         deadline = started + seconds
         files = start_load(system, seconds, rate)
         logger.info("load and faults for %.0f s; logs in %s", seconds, system.supervisor.log_dir)
-        sim = ControlClient.from_state_dir(system.state_dir / "sim")
+        sim = ControlClient.from_state_dir(system.state_dir / SIM_DIR)
         schedule = FaultSchedule(system, sim)
         log = SampleLog()
         world = asyncio.create_task(
-            play_world(system.fleet, system.state_dir / "sim", system.timings.world_step_seconds, stop)
+            play_world(system.fleet, system.state_dir / SIM_DIR, system.timings.world_step_seconds, stop)
         )
         work: asyncio.Future[Any] = asyncio.gather(schedule.run(deadline), sample_until(system, log, deadline))
         stopped = asyncio.create_task(stop.wait())

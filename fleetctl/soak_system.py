@@ -27,7 +27,8 @@ from db.embedded import EmbeddedPostgres, free_port
 from db.migrate import fresh_database
 from db.seed.generate import generate
 from fleetctl.db import seed as seed_database
-from fleetctl.demo import HOST, Demo, DemoPorts, DemoTimings
+from fleetctl.demo import Demo, DemoTimings
+from fleetctl.demo_layout import HOST, DemoPorts
 from fleetctl.processes import Child, wait_for_port
 from fleetctl.soak_checks import QUERIES
 

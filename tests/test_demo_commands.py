@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from db.embedded import runtime_root
-from fleetctl.demo import HOST, TRY_HEADING, DemoPorts
+from fleetctl.demo_layout import HOST, TRY_HEADING, DemoPorts
 from fleetctl.processes import port_is_free
 from tests.fixtures.shell import COMMAND_TIMEOUT_SECONDS, ShellLine, ShellSession, newcomer_path, sh_demo_blocks
 
