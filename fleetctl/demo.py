@@ -25,9 +25,10 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
+from common.clock import utc_now
 from common.settings import LOCAL_DATABASE_NAME
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
@@ -102,7 +103,7 @@ class Demo:
             DcimTokenRules(jwt_secret.read_text().strip().encode()),
             subject=STAFF_SUBJECT,
             ttl=timedelta(hours=12),
-            now=datetime.now(UTC),
+            now=utc_now(),
             name="demo staff",
         )
         (self.state_dir / STAFF_TOKEN_FILE).write_text(self.token + "\n")

@@ -18,6 +18,7 @@ from typing import Any
 from db.seed.model import Fleet
 from sim.control.client import ControlClient, ControlError
 from sim.world.derive import namespace_kube_name
+from sim.world.shoots import shoot_key
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def world_script(fleet: Fleet) -> list[WorldStep]:
     )
 
     def key(shoot: Any) -> str:
-        return f"{shoot.project}--{shoot.name}"
+        return shoot_key(shoot.project, shoot.name)
 
     steps: list[WorldStep] = []
     if namespace is not None:

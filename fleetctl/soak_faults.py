@@ -45,6 +45,7 @@ from fleetctl.soak_system import (
     wait_for,
 )
 from sim.control.client import ControlClient, ControlError
+from sim.world.shoots import shoot_key
 
 logger = logging.getLogger("fleet.soak")
 
@@ -162,7 +163,7 @@ class FaultSchedule:
         if fleet is None:
             return []
         scripted = {str(step.arguments.get("key")) for step in world_script(fleet)}
-        keys = {s.cluster_label: f"{s.project}--{s.name}" for s in fleet.shoots}
+        keys = {s.cluster_label: shoot_key(s.project, s.name) for s in fleet.shoots}
         chosen = []
         for cluster_id in cluster_ids:
             key = keys.get(cluster_id)

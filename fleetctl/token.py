@@ -13,9 +13,10 @@ import re
 import sys
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
+from common.clock import utc_now
 from common.settings import SettingsError, env_secret
 from services.common.auth import MIN_SECRET_BYTES, DcimTokenRules, canonical_uuid, mint_token
 
@@ -74,9 +75,7 @@ def run(args: argparse.Namespace) -> int:
     except SettingsError as e:
         sys.stderr.write(f"fleet token: {e}\n")
         return 2
-    token = mint_token(
-        DcimTokenRules(secret), subject=args.subject, ttl=args.ttl, now=datetime.now(UTC), name=args.name
-    )
+    token = mint_token(DcimTokenRules(secret), subject=args.subject, ttl=args.ttl, now=utc_now(), name=args.name)
     sys.stdout.write(token + "\n")
     return 0
 

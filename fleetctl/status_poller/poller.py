@@ -16,11 +16,12 @@ import asyncio
 import base64
 import logging
 import ssl
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import aiohttp
 
+from common.clock import utc_now
 from common.labels import CLUSTER_ID_LABEL
 from fleetctl.status_poller.queries import DatabaseError, clusters_with_status, connect, write_statuses
 from fleetctl.status_poller.rules import ShootView, plan_writes
@@ -80,7 +81,7 @@ class StatusPoller:
 
     async def run_once(self, now: datetime | None = None) -> int:
         """One round; returns how many clusters' rows changed. Raises PollError if the garden failed."""
-        moment = now or datetime.now(UTC)
+        moment = now or utc_now()
         shoots = await list_shoots(self.garden_kubeconfig)
         async with await connect(self.dsn) as conn, conn.transaction():
             rows = await clusters_with_status(conn)

@@ -11,13 +11,15 @@ import ipaddress
 import ssl
 import tempfile
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from common.clock import utc_now
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +62,7 @@ def _subject_alternative_names(hosts: tuple[str, ...]) -> list[x509.GeneralName]
 
 def generate_tls(hosts: tuple[str, ...] = (), *, valid_days: int = 365) -> TlsMaterial:
     """A fresh CA and a server certificate for loopback plus `hosts`."""
-    now = datetime.now(UTC)
+    now = utc_now()
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("fleet-sim CA")
     ca_cert = (
