@@ -253,6 +253,7 @@ class InventoryLoop:
         """
         loop = asyncio.get_running_loop()
         interval = self._settings.interval_seconds
+        metrics.INTERVAL.set(interval)
         scheduled = loop.time()
         while not stop.is_set():
             round_task = asyncio.create_task(self.run_once())

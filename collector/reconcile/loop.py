@@ -212,6 +212,7 @@ class ReconcileLoop:
         the last good pass is.
         """
         loop = asyncio.get_running_loop()
+        metrics.INTERVAL.set(self._interval_seconds)
         while not stop.is_set():
             started = loop.time()
             try:
