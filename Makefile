@@ -58,10 +58,12 @@ check-gen: install
 pytest: install tools
 	scripts/test
 
-## tools: test tools that come from outside PyPI (helm for the chart tests, Chromium for the page tests); best effort
+## tools: test tools that come from outside PyPI (helm for the chart tests, Chromium for the page tests,
+## Prometheus for the monitoring tests); best effort
 tools:
 	scripts/fetch-helm
 	scripts/install-browser
+	scripts/install-prometheus
 
 ## bench: the benchmark table of bench/ (not part of make test)
 bench: install
