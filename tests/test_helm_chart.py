@@ -160,8 +160,8 @@ def test_sharded_variant_is_a_statefulset_of_one_pod_per_shard() -> None:
 def test_each_ordinal_of_the_statefulset_collects_its_own_shard(tmp_path: Path) -> None:
     sharded = of_kind(render(*VARIANTS["sharded"]), "StatefulSet")["cluster-worker-inventory"]
     command = containers(sharded)[0]["command"]
-    # The container's real entry line, with a stand-in `cluster-worker` that prints what it was given.
-    stand_in = tmp_path / "cluster-worker"
+    # The container's real entry line, with a stand-in `python` that prints the shard it was given.
+    stand_in = tmp_path / "python"
     stand_in.write_text('#!/bin/sh\necho "$INVENTORY_SHARD"\n')
     stand_in.chmod(0o755)
     shards = set()
