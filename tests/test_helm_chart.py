@@ -204,5 +204,5 @@ def test_the_renders_use_only_objects_a_cluster_knows() -> None:
     kinds = {d["kind"] for variant in VARIANTS.values() for d in render(*variant, *MONITORING)}
     assert kinds == {
         "Deployment", "StatefulSet", "Service", "ServiceAccount", "Job", "NetworkPolicy",
-        "PodDisruptionBudget", "PodMonitor", "PrometheusRule",
+        "PodDisruptionBudget", "PodMonitor", "PrometheusRule", "ConfigMap",
     }  # fmt: skip

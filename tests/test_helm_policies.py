@@ -179,13 +179,20 @@ def test_the_prometheus_rule_is_the_tested_rules_file() -> None:
     assert chart_copy.resolve() == (ROOT / "deploy" / "monitoring" / "rules.yaml").resolve()
 
 
+def test_the_dashboard_config_map_is_the_dashboard_file() -> None:
+    config_map = of_kind(render(*MONITORING), "ConfigMap")["rel-fleet-inventory-dashboard"]
+    assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"
+    plain = json.loads((ROOT / "deploy" / "monitoring" / "dashboard.json").read_text())
+    assert json.loads(config_map["data"]["fleet-inventory.json"]) == plain
+
+
 def test_monitoring_objects_are_off_unless_asked_for() -> None:
     kinds = {d["kind"] for d in render()}
-    assert not kinds & {"PodMonitor", "PrometheusRule"}
+    assert not kinds & {"PodMonitor", "PrometheusRule", "ConfigMap"}
 
 
 def test_monitoring_labels_reach_the_operator_selectors() -> None:
     docs = render(*MONITORING, "monitoring.labels.release=kube-prometheus")
     for doc in docs:
-        if doc["kind"] in {"PodMonitor", "PrometheusRule"}:
+        if doc["kind"] in {"PodMonitor", "PrometheusRule", "ConfigMap"}:
             assert doc["metadata"]["labels"]["release"] == "kube-prometheus"

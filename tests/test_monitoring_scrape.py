@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MONITORING = ROOT / "deploy" / "monitoring"
 SUMMARY_PATH = "/fundament.fleet.v1.FleetService/GetFleetSummary"
 INVENTORY_INTERVAL = 30
+RECONCILE_INTERVAL = 20
 NAMESPACE = "fleet"
 
 
@@ -98,7 +99,7 @@ def scraped(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> It
                 sim_database.dsn(WORKER_ROLE),
                 **worker,
                 WORKER_MODE="reconcile",
-                RECONCILE_INTERVAL="30",
+                RECONCILE_INTERVAL=str(RECONCILE_INTERVAL),
                 HEALTH_PORT=str(ports["reconcile"]),
             ),
         }
@@ -216,6 +217,7 @@ def check_the_series_carry_the_label_values_the_rules_select(scraped: RunningPro
     assert staff and staff[0]["metric"]["service"] == "fundament.fleet.v1.FleetService"
     assert scraped.query('fleet_inventory_clusters_failed_total{reason="forbidden"}')
     assert scraped.query(f"fleet_inventory_interval_seconds == {INVENTORY_INTERVAL}")
+    assert scraped.query(f"fleet_reconcile_interval_seconds == {RECONCILE_INTERVAL}")
     kinds = {r["metric"]["kind"] for r in scraped.query("fleet_reconcile_open_findings")}
     assert kinds, "reconcile exports its open findings per kind"
 
