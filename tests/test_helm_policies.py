@@ -137,6 +137,10 @@ def test_migrations_run_roles_then_migrate_before_install_and_upgrade() -> None:
         needed = of_kind(docs, kind)["migrations"]
         needed_events, needed_weight = hooks(needed)
         assert needed_events == events and needed_weight < weight, kind
+    # Gone once every hook succeeded; a failed Job stays for its logs until the next attempt replaces it.
+    for doc in (job, of_kind(docs, "ServiceAccount")["migrations"], of_kind(docs, "NetworkPolicy")["migrations"]):
+        policy = doc["metadata"]["annotations"]["helm.sh/hook-delete-policy"].split(",")
+        assert set(policy) == {"before-hook-creation", "hook-succeeded"}, doc["kind"]
 
 
 def test_only_the_migrations_hold_the_owner_credential() -> None:
