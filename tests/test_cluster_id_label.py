@@ -27,7 +27,7 @@ from tests.fixtures.sim import SimUnderTest
 async def open_findings(database: TestDatabase) -> set[tuple[str, str]]:
     with database.admin() as admin:
         rows = admin.execute("SELECT kind, subject FROM tenant.drift_findings WHERE resolved IS NULL").fetchall()
-    return {(kind, subject) for kind, subject in rows}
+    return {(str(kind), str(subject)) for kind, subject in rows}
 
 
 async def reconcile_once(sim: SimUnderTest, pool: AsyncConnectionPool[Any], tmp_path: Path) -> None:
