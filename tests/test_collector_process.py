@@ -280,6 +280,7 @@ def test_the_worker_on_uvloop_names_every_fault(
         ("INVENTORY_TIMEOUT", "soon", "INVENTORY_TIMEOUT='soon': expected a number"),
         ("EVENT_LOOP", "tokio", "EVENT_LOOP='tokio': expected one of uvloop, asyncio"),
         ("GC_THRESHOLD", "0", "GC_THRESHOLD='0': must be at least 1"),
+        ("RECONCILE_DELETION_TIMEOUT", "0", "RECONCILE_DELETION_TIMEOUT='0': must be at least 1"),
     ],
 )
 def test_bad_settings_are_named_and_refused(
@@ -293,6 +294,13 @@ def test_bad_settings_are_named_and_refused(
     monkeypatch.setenv(variable, value)
     assert main([]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_deletion_bound_defaults_to_three_reconcile_intervals() -> None:
+    assert Settings.from_env({"RECONCILE_INTERVAL": "20"}).reconcile.deletion_bound_seconds == 60
+    assert Settings.from_env({}).reconcile.deletion_bound_seconds == 900
+    given = Settings.from_env({"RECONCILE_INTERVAL": "20", "RECONCILE_DELETION_TIMEOUT": "3600"})
+    assert given.reconcile.deletion_bound_seconds == 3600
 
 
 def test_the_worker_sets_the_gc_threshold_it_is_given(

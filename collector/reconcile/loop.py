@@ -17,7 +17,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from psycopg_pool import AsyncConnectionPool
@@ -26,6 +26,7 @@ from collector.kube.liststream import gc_paused
 from collector.reconcile import metrics, store
 from collector.reconcile.drift import KIND_IDS, JsonValue, find_drift
 from collector.reconcile.observed import Observed, observe_shoots
+from collector.settings import DELETION_TIMEOUT_INTERVALS
 from common.clock import Clock, utc_now
 from common.labels import CLUSTER_ID_LABEL
 
@@ -113,10 +114,19 @@ class ReconcileLoop:
         gardener: ShootLister,
         interval_seconds: float,
         page_size: int = 500,
+        deletion_timeout_seconds: float | None = None,
         clock: Clock = utc_now,
     ) -> None:
         if interval_seconds <= 0:
             raise ValueError(f"interval_seconds={interval_seconds}: must be positive")
+        if deletion_timeout_seconds is not None and deletion_timeout_seconds <= 0:
+            raise ValueError(f"deletion_timeout_seconds={deletion_timeout_seconds}: must be positive")
+        # A deletion under way longer than this leaves drift (default: three intervals).
+        self._deletion_timeout = timedelta(
+            seconds=deletion_timeout_seconds
+            if deletion_timeout_seconds is not None
+            else DELETION_TIMEOUT_INTERVALS * interval_seconds
+        )
         self._pool = pool
         self._gardener = gardener
         self._interval_seconds = interval_seconds
@@ -164,7 +174,7 @@ class ReconcileLoop:
             await store.stage_shoots(conn, shoots)
             clusters = await store.read_clusters(conn)
             with gc_paused():
-                world = Observed(shoots, clusters)
+                world = Observed(shoots, clusters, now=now, deletion_timeout=self._deletion_timeout)
                 findings = find_drift(world)
             shoot_changes = await store.store_shoots(conn, now=now)
             finding_changes = await store.store_findings(conn, findings, now=now)
