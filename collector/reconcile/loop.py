@@ -66,6 +66,8 @@ class ReconcileSummary:
     """Findings this pass no longer saw, now resolved, per kind."""
     open_now: Mapping[str, int] = field(default_factory=dict)
     """Every open finding after this pass, per kind."""
+    ledger_closed: Mapping[str, int] = field(default_factory=dict)
+    """Ledger rows of gone clusters this pass recorded as destroyed, per reason."""
 
     def as_details(self) -> dict[str, JsonValue]:
         """The summary as JSON (the heartbeat's details and `reconcile --once --json`)."""
@@ -81,6 +83,7 @@ class ReconcileSummary:
                 "resolved": dict(self.resolved),
                 "open": dict(self.open_now),
             },
+            "ledger_closed": dict(self.ledger_closed),
         }
 
     def render(self) -> str:
@@ -99,6 +102,9 @@ class ReconcileSummary:
             f"{'total':<26}{sum(self.opened.values()):>8}{sum(self.still_open.values()):>12}"
             f"{sum(self.resolved.values()):>10}"
         )
+        if self.ledger_closed:
+            closed = ", ".join(f"{reason} {count}" for reason, count in sorted(self.ledger_closed.items()))
+            lines.append(f"ledger rows of gone clusters closed: {closed}")
         if self.duplicate_claims:
             lines.append(f"clusters claimed by more than one shoot: {len(self.duplicate_claims)}")
         return "\n".join(lines)
@@ -158,6 +164,8 @@ class ReconcileLoop:
             metrics.OPEN_FINDINGS.labels(kind).set(summary.open_now.get(kind, 0))
             metrics.FINDINGS_OPENED.labels(kind).inc(summary.opened.get(kind, 0))
             metrics.FINDINGS_RESOLVED.labels(kind).inc(summary.resolved.get(kind, 0))
+        for reason, count in summary.ledger_closed.items():
+            metrics.LEDGER_ROWS_CLOSED.labels(reason).inc(count)
         self.first_pass_done.set()
         return summary
 
@@ -177,6 +185,7 @@ class ReconcileLoop:
                 world = Observed(shoots, clusters, now=now, deletion_timeout=self._deletion_timeout)
                 findings = find_drift(world)
             shoot_changes = await store.store_shoots(conn, now=now)
+            ledger_closed = await store.close_ledger_of_gone_clusters(conn, now=now)
             finding_changes = await store.store_findings(conn, findings, now=now)
             open_now = await store.count_open_findings(conn)
             duplicates = {str(cid): [str(uid) for uid in uids] for cid, uids in world.duplicate_claims().items()}
@@ -192,6 +201,7 @@ class ReconcileLoop:
                 still_open=_by_kind(finding_changes.still_open),
                 resolved=_by_kind(finding_changes.resolved),
                 open_now=_by_kind(open_now),
+                ledger_closed=ledger_closed,
             )
             await store.record_heartbeat(
                 conn,

@@ -302,6 +302,7 @@ def infrastructure_resource(row: queries.ResourceRow) -> fleet_pb2.Infrastructur
         created=row.created,
         last_seen=row.last_seen,
         destroyed=row.destroyed,
+        destroyed_reason=text(row.destroyed_reason),
     )
 
 

@@ -275,6 +275,7 @@ class ResourceRow:
     created: datetime
     last_seen: datetime
     destroyed: datetime | None
+    destroyed_reason: str | None
 
 
 @dataclass(frozen=True, slots=True)

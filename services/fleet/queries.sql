@@ -197,7 +197,8 @@ SELECT r.id,
        r.billable,
        r.created,
        r.last_seen,
-       r.destroyed
+       r.destroyed,
+       r.destroyed_reason
 FROM tenant.infrastructure_resources AS r
 JOIN tenant.clusters AS c ON c.id = r.cluster_id
 JOIN tenant.organizations AS o ON o.id = c.organization_id
