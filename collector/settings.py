@@ -18,6 +18,8 @@ from common.settings import LOG_LEVELS, DatabaseSettings, SettingsError, env_cho
 
 ROLE = "fun_cluster_worker"
 WORKER_MODES = ("inventory", "reconcile")
+# /livez fails once a worker loop has not made progress (a beat) for this many of its intervals.
+LIVENESS_INTERVALS = 3
 # Without RECONCILE_DELETION_TIMEOUT, a deletion may be under way this many reconcile intervals.
 DELETION_TIMEOUT_INTERVALS = 3
 GARDENER_MODES = ("mock", "real")

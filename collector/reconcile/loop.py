@@ -26,8 +26,9 @@ from collector.kube.liststream import gc_paused
 from collector.reconcile import metrics, store
 from collector.reconcile.drift import KIND_IDS, JsonValue, find_drift
 from collector.reconcile.observed import Observed, observe_shoots
-from collector.settings import DELETION_TIMEOUT_INTERVALS
+from collector.settings import DELETION_TIMEOUT_INTERVALS, LIVENESS_INTERVALS
 from common.clock import Clock, utc_now
+from common.health import Liveness
 from common.labels import CLUSTER_ID_LABEL
 
 logger = logging.getLogger(__name__)
@@ -140,6 +141,8 @@ class ReconcileLoop:
         self._clock = clock
         self.first_pass_done = asyncio.Event()
         """Set once a pass completed; /readyz waits for it (fundament's reconcile worker does the same)."""
+        self.liveness = Liveness(LIVENESS_INTERVALS * interval_seconds)
+        """Beats when a pass starts and ends (stored or failed); /livez fails after three silent intervals."""
 
     async def run_once(self) -> ReconcileSummary:
         """List every labelled shoot, then store mirror, findings and heartbeat together; raises on failure.
@@ -234,10 +237,12 @@ class ReconcileLoop:
         loop = asyncio.get_running_loop()
         while not stop.is_set():
             started = loop.time()
+            self.liveness.beat()
             try:
                 await self.run_once()
             except Exception:
                 logger.exception("reconcile pass failed; nothing was recorded")
+            self.liveness.beat()
             wait = max(0.0, self._interval_seconds - (loop.time() - started))
             try:
                 await asyncio.wait_for(stop.wait(), timeout=wait)
