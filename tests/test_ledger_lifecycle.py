@@ -50,6 +50,11 @@ def reconcile(sim: SimUnderTest, sim_worker_pool: AsyncConnectionPool[Any], tmp_
     return Reconcile(sim, sim_worker_pool, write_kubeconfig(tmp_path / "garden-reconcile.yaml", sim.garden_kubeconfig))
 
 
+def planted_leftovers(sim: SimUnderTest) -> dict[str, int]:
+    """What a first pass closes of the seed's own: the planted deleted cluster's rows."""
+    return {"cluster_deleted": len(sim.fleet.resources)}
+
+
 def ledger(database: TestDatabase, cluster_id: UUID) -> list[tuple[UUID, datetime | None, str | None]]:
     with database.admin() as admin:
         rows = admin.execute(
@@ -87,7 +92,7 @@ async def test_a_deleted_clusters_rows_close_once_its_shoot_is_gone(
     delete_cluster(sim_database, cluster.id)
     summary = await reconcile.once()
     assert active(sim_database, cluster.id) == before, "the shoot is still listed: the deletion is under way"
-    assert summary.ledger_closed == {}
+    assert summary.ledger_closed == planted_leftovers(sim), "only the seed's planted leftovers closed"
 
     sim.control.delete_shoot(key)
     sim.control.fault("garden", "500", resource="shoots")
@@ -149,5 +154,19 @@ async def test_lost_hibernated_and_unreachable_clusters_keep_their_rows(
     sim.control.fault(shoot_key_of(sim, unreachable.id), "500")
     summary = await reconcile.once()
     await sim_collector.round([hibernated, unreachable])
-    assert summary.ledger_closed == {}
+    assert summary.ledger_closed == planted_leftovers(sim)
     assert {c.id: active(sim_database, c.id) for c in (lost, hibernated, unreachable)} == counts
+
+
+async def test_the_seeds_planted_deletion_leaves_rows_the_first_pass_closes(
+    sim: SimUnderTest, sim_database: TestDatabase, reconcile: Reconcile
+) -> None:
+    cluster_id = UUID(sim.fleet.notes["planted.deleted_cluster_ledger"])
+    assert active(sim_database, cluster_id) == len(sim.fleet.resources) == 3
+    summary = await reconcile.once()
+    assert summary.ledger_closed == {"cluster_deleted": 3}
+    assert summary.as_details()["ledger_closed"] == {"cluster_deleted": 3}
+    assert "ledger rows of gone clusters closed: cluster_deleted 3" in summary.render()
+    rows = ledger(sim_database, cluster_id)
+    assert [reason for _, _, reason in rows] == ["cluster_deleted"] * 3
+    assert (await reconcile.once()).ledger_closed == {}

@@ -8,7 +8,8 @@ depends on the ones before it and the same seed gives the same fleet, id for id,
 
 Every fleet starts with the planted things: every scenario of `db/seed/scenarios.py` once (so every
 status and every drift kind occurs, even at size `test`); organization 0 listed, organization 1 not; organization 0's
-first cluster with node pool names that test the naming contract (`PLANTED_POOL_NAMES`);
+first cluster with node pool names that test the naming contract (`PLANTED_POOL_NAMES`); the planted
+deleted cluster with the active ledger rows it had when it ran (reconcile closes them);
 the last organization deleted (though listed) with one live cluster left behind; a cluster of the
 system organization; two orphan shoots (one labelled with a UUID no cluster has, one with a label
 that is no UUID). `Fleet.notes` says where. Times are fixed relative to `ANCHOR`, never the wall
@@ -26,7 +27,16 @@ from uuid import UUID, uuid5
 
 from common.naming import project_name, shoot_name
 from common.organizations import SYSTEM_ORGANIZATION_ID
-from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, OrganizationSpec, ProjectSpec, ShootSpec
+from db.seed.model import (
+    ClusterSpec,
+    Fleet,
+    NamespaceSpec,
+    NodePoolSpec,
+    OrganizationSpec,
+    ProjectSpec,
+    ResourceSpec,
+    ShootSpec,
+)
 from db.seed.scenarios import PLANTED, SHAPES, WEIGHTS, Scenario, sync_spec
 
 # Every generated time lies before this instant.
@@ -76,6 +86,7 @@ class FleetPart:
     projects: list[ProjectSpec] = field(default_factory=list)
     namespaces: list[NamespaceSpec] = field(default_factory=list)
     shoots: list[ShootSpec] = field(default_factory=list)
+    resources: list[ResourceSpec] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
 
 
@@ -166,6 +177,8 @@ def _organization_part(seed: int, size: FleetSize, index: int) -> FleetPart:
         else:
             scenario = plan.scenario(rng, index * size.clusters_per_organization + j)
         cluster = _cluster(rng, part, _Owner(seed, size, org, index, garden_project), scenario, j)
+        if not deleted_org and index * size.clusters_per_organization + j == PLANTED.index(Scenario.DELETED):
+            _plant_ledger_leftovers(part, cluster)
         if deleted_org and j == 0:
             part.notes["planted.deleted_organization_live_cluster"] = str(cluster.id)
     return part
@@ -323,6 +336,34 @@ def _plant_pool_names(part: FleetPart, cluster: ClusterSpec) -> None:
     part.notes["planted.pool_names"] = str(cluster.id)
 
 
+def _plant_ledger_leftovers(part: FleetPart, cluster: ClusterSpec) -> None:
+    """The first deleted (confirmed, no shoot) cluster keeps the active ledger rows the collector recorded
+    while it ran: reconcile's first pass closes them as `cluster_deleted`. No draw from the stream."""
+    assert cluster.deleted is not None
+    seen = cluster.deleted - timedelta(hours=1)
+    for k, (resource_type, namespace, name, billable) in enumerate(
+        (
+            ("kubernetes.node", "", f"{cluster.name}-node-0", True),
+            ("kubernetes.node", "", f"{cluster.name}-node-1", True),
+            ("kubernetes.loadbalancer", "web-0", "web-public", True),
+        )
+    ):
+        part.resources.append(
+            ResourceSpec(
+                id=uuid5(cluster.id, f"planted-resource-{k}"),
+                cluster_id=cluster.id,
+                resource_type=resource_type,
+                resource_id=f"planted://{cluster.id}/{k}",
+                name=name,
+                namespace=namespace,
+                billable=billable,
+                created=cluster.created + timedelta(days=1),
+                last_seen=seen,
+            )
+        )
+    part.notes["planted.deleted_cluster_ledger"] = str(cluster.id)
+
+
 NOTES_PER_KEY = 5
 
 
@@ -391,6 +432,7 @@ def generate(size: FleetSize | str, seed: int = 0) -> Fleet:
         whole.projects += part.projects
         whole.namespaces += part.namespaces
         whole.shoots += part.shoots
+        whole.resources += part.resources
         for key, values in part.notes.items():
             for value in values.split(","):
                 _note(whole.notes, key, value)
@@ -402,5 +444,6 @@ def generate(size: FleetSize | str, seed: int = 0) -> Fleet:
         projects=tuple(whole.projects),
         namespaces=tuple(whole.namespaces),
         shoots=tuple(whole.shoots),
+        resources=tuple(whole.resources),
         notes=whole.notes,
     )
