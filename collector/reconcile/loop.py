@@ -2,8 +2,9 @@
 
 On one side sits the garden, read through a `ShootLister` (kube/garden.py or the mock garden: a
 complete, paged list of every shoot carrying `fundament.io/cluster-id`, or an error); on the other
-the database, written through store.py in ONE transaction per pass: the mirror, the findings of
-drift.py, the heartbeat. The garden is read first and completely; only then does the transaction
+the database, written through store.py in ONE transaction per pass: the mirror, the ledger rows of
+clusters that are gone (deleted, no shoot left in this complete listing), the findings of drift.py,
+the heartbeat. The garden is read first and completely; only then does the transaction
 open, so a failed or partial list records nothing at all, not even the heartbeat (whose age then
 shows how old the last good pass is; docs/architecture.md, 'Reconcile records a pass whole or not
 at all'). Reconcile never creates or deletes shoots: provisioning is another system's job.
