@@ -213,7 +213,7 @@ async def measure(
         async with pool.connection() as conn:
             ready = await store.ready_clusters(conn)
         refs = shoot_refs(await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL), CLUSTER_ID_LABEL)
-        clusters = [c for c in ready if str(c.id) in refs][:shoots]
+        clusters = [c for c in ready if c.id in refs][:shoots]
         print(
             f"{len(ready)} ready clusters, {len(clusters)} with a shoot taken; {workers} workers, {latency * 1000:g} ms"
         )

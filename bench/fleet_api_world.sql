@@ -56,17 +56,17 @@ WHERE n.deleted IS NULL;
 -- name: ledger
 -- Per collected cluster: three nodes and a load balancer, plus a destroyed node in one of ten.
 INSERT INTO tenant.infrastructure_resources (cluster_id, resource_type, resource_id, name, namespace, billable,
-                                             created, last_seen, destroyed)
+                                             created, last_seen, destroyed, destroyed_reason)
 SELECT snap.cluster_id, 'kubernetes.node', 'aws:///i-' || md5(snap.cluster_id::text || k), 'node-' || k, '', true,
-       now() - interval '3 days', now() - interval '1 minute', NULL::timestamptz
+       now() - interval '3 days', now() - interval '1 minute', NULL::timestamptz, NULL::text
 FROM tenant.cluster_snapshots AS snap, generate_series(1, 3) AS k
 UNION ALL
 SELECT snap.cluster_id, 'kubernetes.loadbalancer', left(md5(snap.cluster_id::text), 12) || '.elb.example', 'web',
-       'web-0', true, now() - interval '2 days', now() - interval '1 minute', NULL::timestamptz
+       'web-0', true, now() - interval '2 days', now() - interval '1 minute', NULL::timestamptz, NULL::text
 FROM tenant.cluster_snapshots AS snap
 UNION ALL
 SELECT snap.cluster_id, 'kubernetes.node', 'aws:///i-old' || md5(snap.cluster_id::text), 'node-1', '', true,
-       now() - interval '9 days', now() - interval '5 days', now() - interval '5 days'
+       now() - interval '9 days', now() - interval '5 days', now() - interval '5 days', 'not_found'
 FROM tenant.cluster_snapshots AS snap
 WHERE abs(hashtext(snap.cluster_id::text)) % 10 = 0;
 

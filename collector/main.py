@@ -21,6 +21,7 @@ import sys
 from typing import Any, TextIO
 
 from collector.inventory import store
+from collector.inventory.loop import InventoryLoop
 from collector.inventory.reading import ClusterRow
 from collector.inventory.report import ProgressBar, print_summary
 from collector.kube.errors import KubeError
@@ -63,12 +64,20 @@ async def serve(settings: Settings) -> int:
     async with open_worker(settings) as worker:
         pool = worker.pool
 
-        async def database_ready() -> bool:
+        runner = build_inventory(worker) if settings.mode == "inventory" else build_reconcile(worker)
+        first_done = runner.first_round_done if isinstance(runner, InventoryLoop) else runner.first_pass_done
+
+        async def first_round_or_pass_done() -> bool:
+            # Ready once the loop completed its first round (inventory) or stored its first pass
+            # (reconcile), against a schema this code can use; then it stays ready.
+            if not first_done.is_set():
+                return False
             await require_schema(pool)
             return True
 
-        runner = build_inventory(worker) if settings.mode == "inventory" else build_reconcile(worker)
-        health = health_server(Readiness(database_ready), settings.health.host, settings.health.port)
+        health = health_server(
+            Readiness(first_round_or_pass_done), settings.health.host, settings.health.port, liveness=runner.liveness
+        )
         await health.start()
         logger.info("health port listening", extra={"address": f"{health.host}:{health.port}"})
         logger.info("cluster-worker started", extra={"mode": settings.mode, "gardener": settings.gardener.mode})

@@ -31,7 +31,7 @@ from collector.kube.errors import BadResponse
 from collector.kube.garden import ShootRef
 from common.database import Query, load_queries
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
-from common.naming import worker_name
+from common.naming import garden_namespace, shoot_name, worker_name
 
 _QUERIES = load_queries(Path(__file__).with_name("mock.sql"))
 
@@ -102,8 +102,8 @@ def mock_shoot(row: MockShootRow) -> dict[str, Any]:
         "apiVersion": "core.gardener.cloud/v1beta1",
         "kind": "Shoot",
         "metadata": {
-            "name": row.name,
-            "namespace": f"garden-{row.organization_name}",
+            "name": shoot_name(row.name, row.cluster_id),
+            "namespace": garden_namespace(row.organization_name),
             "uid": str(uuid.uuid5(_MOCK_NAMESPACE, str(row.cluster_id))),
             "creationTimestamp": row.created.astimezone(UTC).isoformat().replace("+00:00", "Z"),
             "labels": {

@@ -18,6 +18,10 @@ from common.settings import LOG_LEVELS, DatabaseSettings, SettingsError, env_cho
 
 ROLE = "fun_cluster_worker"
 WORKER_MODES = ("inventory", "reconcile")
+# /livez fails once a worker loop has not made progress (a beat) for this many of its intervals.
+LIVENESS_INTERVALS = 3
+# Without RECONCILE_DELETION_TIMEOUT, a deletion may be under way this many reconcile intervals.
+DELETION_TIMEOUT_INTERVALS = 3
 GARDENER_MODES = ("mock", "real")
 CREDENTIAL_KINDS = ("admin", "viewer")
 
@@ -83,6 +87,16 @@ class ReconcileSettings:
 
     interval_seconds: float = 300.0
     """RECONCILE_INTERVAL: seconds between reconcile passes (5 min)."""
+    deletion_timeout_seconds: float | None = None
+    """RECONCILE_DELETION_TIMEOUT: seconds a cluster's deletion may be under way before a shoot it leaves
+    is reported as `shoot_of_deleted_cluster`; None: three reconcile intervals."""
+
+    @property
+    def deletion_bound_seconds(self) -> float:
+        """The bound in force: RECONCILE_DELETION_TIMEOUT, else three intervals."""
+        if self.deletion_timeout_seconds is not None:
+            return self.deletion_timeout_seconds
+        return DELETION_TIMEOUT_INTERVALS * self.interval_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +139,7 @@ class Settings:
         if kubeconfig is not None and gardener_mode == "real" and not kubeconfig.is_file():
             raise SettingsError(f"GARDENER_KUBECONFIG={kubeconfig_raw!r}: no such file")
         shard_raw = env_str(env, "INVENTORY_SHARD", "")
+        reconcile_interval = env_float(env, "RECONCILE_INTERVAL", 300.0, minimum=1.0)
         return cls(
             # Every worker may hold a connection while it stores, plus one for the loop itself.
             database=DatabaseSettings.from_env(env, role=ROLE, pool_max=workers + 2, statement_timeout_ms=10_000),
@@ -142,7 +157,12 @@ class Settings:
                 timeout_seconds=env_float(env, "INVENTORY_TIMEOUT", 30.0, minimum=0.1),
                 shard=Shard.parse("INVENTORY_SHARD", shard_raw) if shard_raw else Shard(),
             ),
-            reconcile=ReconcileSettings(interval_seconds=env_float(env, "RECONCILE_INTERVAL", 300.0, minimum=1.0)),
+            reconcile=ReconcileSettings(
+                interval_seconds=reconcile_interval,
+                deletion_timeout_seconds=env_float(
+                    env, "RECONCILE_DELETION_TIMEOUT", DELETION_TIMEOUT_INTERVALS * reconcile_interval, minimum=1.0
+                ),
+            ),
             health=HealthSettings(
                 host=env_str(env, "BIND_HOST", "127.0.0.1"),
                 port=env_int(env, "HEALTH_PORT", 8097, minimum=0),

@@ -101,5 +101,6 @@ def build_reconcile(worker: Worker) -> ReconcileLoop:
         pool=worker.pool,
         gardener=worker.gardener,
         interval_seconds=worker.settings.reconcile.interval_seconds,
+        deletion_timeout_seconds=worker.settings.reconcile.deletion_bound_seconds,
         clock=worker.clock,
     )

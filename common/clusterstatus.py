@@ -142,10 +142,11 @@ def is_stale(
 
     Only a ready cluster can be stale, and only once the inventory loop has recorded its interval
     (`interval_seconds`, from `worker_heartbeats`); before the collector ever ran nothing is stale. A
-    cluster ready (`ready_since`, its `shoot_status_changed`) for less than three intervals is not
-    stale yet. Otherwise the snapshot is stale when `observed` is more than three intervals old. A
-    ready cluster never collected at all (`observed` None) is stale once the collector has been
-    running (`collector_since`, its first completed pass) for three intervals: it had three chances.
+    cluster ready (`ready_since`: when its shoot entered the ready set, `cluster_sync_state.ready_since`;
+    a ready -> unhealthy flip does not move it) for less than three intervals is not stale yet.
+    Otherwise the snapshot is stale when `observed` is more than three intervals old. A ready cluster
+    never collected at all (`observed` None) is stale once the collector has been running
+    (`collector_since`, its first completed pass) for three intervals: it had three chances.
     Raises ValueError for a non-positive interval or a naive datetime.
     """
     for name, value in (("observed", observed), ("ready_since", ready_since), ("collector_since", collector_since)):

@@ -1,6 +1,7 @@
 """The operations port every long-running process serves, and the one way to serve an ASGI app.
 
-    /livez    the process runs (never touches the database)
+    /livez    the process runs (never touches the database); with a `Liveness`, also that its loop
+              made progress lately (the worker: a beat within three intervals), else 503
     /readyz   `Readiness`: ready once its check succeeded once, then it stays ready
     /metrics  Prometheus text format of the default registry
 
@@ -16,6 +17,7 @@ import contextlib
 import logging
 import math
 import socket
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
@@ -47,10 +49,38 @@ class Readiness:
         return self.ready
 
 
-def operations_routes(readiness: Readiness) -> list[BaseRoute]:
+class Liveness:
+    """Whether a periodic loop still makes progress: it `beat()`s as it works; alive while the last
+    beat is at most `stall_after_seconds` old (measured on the monotonic clock)."""
+
+    def __init__(self, stall_after_seconds: float, *, monotonic: Callable[[], float] = time.monotonic) -> None:
+        if stall_after_seconds <= 0:
+            raise ValueError(f"stall_after_seconds={stall_after_seconds}: must be positive")
+        self.stall_after_seconds = stall_after_seconds
+        self._monotonic = monotonic
+        self._last = monotonic()
+
+    def beat(self) -> None:
+        self._last = self._monotonic()
+
+    @property
+    def silent_seconds(self) -> float:
+        """Seconds since the last beat."""
+        return self._monotonic() - self._last
+
+    def alive(self) -> bool:
+        return self.silent_seconds <= self.stall_after_seconds
+
+
+def operations_routes(readiness: Readiness, liveness: Liveness | None = None) -> list[BaseRoute]:
     """/livez, /readyz and /metrics: outside any request stack and CORS, never authenticated."""
 
     async def livez(_: Request) -> Response:
+        if liveness is not None and not liveness.alive():
+            silent = f"{liveness.silent_seconds:.0f}"
+            return PlainTextResponse(
+                f"stalled: no progress for {silent} s (limit {liveness.stall_after_seconds:g} s)\n", status_code=503
+            )
         return PlainTextResponse("ok\n")
 
     async def readyz(_: Request) -> Response:
@@ -129,6 +159,6 @@ class HttpServer:
         self._sock.close()
 
 
-def health_server(readiness: Readiness, host: str, port: int) -> HttpServer:
+def health_server(readiness: Readiness, host: str, port: int, *, liveness: Liveness | None = None) -> HttpServer:
     """The worker's operations port: /livez, /readyz and /metrics alone."""
-    return HttpServer(Starlette(routes=operations_routes(readiness)), bind_tcp(host, port), name="health")
+    return HttpServer(Starlette(routes=operations_routes(readiness, liveness)), bind_tcp(host, port), name="health")

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from common.naming import namespace_name
 from db.seed.model import Fleet
 from sim.control.client import ControlClient, ControlError
-from sim.world.derive import namespace_kube_name
 from sim.world.shoots import shoot_key
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def world_script(fleet: Fleet) -> list[WorldStep]:
     projects = {p.id: p for p in fleet.projects if p.cluster_id == busy_cluster.id and p.deleted is None}
     namespace = next(
         (
-            namespace_kube_name(projects[n.project_id].name, n.project_id, n.name)
+            namespace_name(projects[n.project_id].name, n.project_id, n.name)
             for n in fleet.namespaces
             if n.project_id in projects and n.deleted is None
         ),

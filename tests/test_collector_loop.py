@@ -117,7 +117,7 @@ async def test_a_mock_round_stores_what_the_database_describes(
         assert namespaces == {cluster.namespaces[n]: mock_pod_count(n) for n in ("api", "jobs")}
         nodes = all_rows(database, "infrastructure_resources", cluster.id)
         assert sorted(r["name"] for r in nodes) == sorted(
-            [f"{worker_name('System Pool')}-0", *(f"workers-{i}" for i in range(3))]
+            [f"{worker_name('System Pool')}-0", *(f"{worker_name('workers')}-{i}" for i in range(3))]
         )
     with database.admin() as admin:
         beat = admin.execute(

@@ -210,6 +210,45 @@ def test_health_port_and_graceful_sigterm(sim: SimUnderTest, worker_env: dict[st
     worker.wait_for_log("cluster-worker stopped")
 
 
+def probe(base: str, path: str) -> tuple[int, str]:
+    with httpx.Client(base_url=base, timeout=5) as http:
+        answer = http.get(path)
+    return answer.status_code, answer.text
+
+
+@pytest.mark.parametrize("mode", ["inventory", "reconcile"])
+def test_readyz_waits_for_the_first_round_or_pass(
+    sim: SimUnderTest, worker_env: dict[str, str], workers: list[Worker], mode: str
+) -> None:
+    # The garden's shoot list answers after a delay, once: the first round (or pass) cannot finish before.
+    sim.control.fault("garden", "latency", resource="shoots", seconds=4, times=1)
+    worker = Worker({**worker_env, "WORKER_MODE": mode, "GARDENER_TIMEOUT": "60"})
+    workers.append(worker)
+    base = f"http://{worker.wait_for_log('health port listening')['address']}"
+    assert probe(base, "/readyz") == (503, "not ready\n")
+    assert probe(base, "/livez")[0] == 200
+    worker.wait_for_log("inventory round done" if mode == "inventory" else "reconcile pass stored")
+    wait_until(lambda: probe(base, "/readyz")[0] == 200, "ready after the first round or pass")
+
+
+def test_livez_fails_while_the_loop_makes_no_progress_and_recovers(
+    sim: SimUnderTest, worker_env: dict[str, str], workers: list[Worker]
+) -> None:
+    # Passes every second, so three silent seconds are a stall; the first pass's listing hangs for 12.
+    sim.control.fault("garden", "latency", resource="shoots", seconds=12, times=1)
+    env = {**worker_env, "WORKER_MODE": "reconcile", "RECONCILE_INTERVAL": "1", "GARDENER_TIMEOUT": "60"}
+    worker = Worker(env)
+    workers.append(worker)
+    base = f"http://{worker.wait_for_log('health port listening')['address']}"
+    wait_until(lambda: probe(base, "/livez")[0] == 503, "/livez failing while the pass hangs")
+    status, text = probe(base, "/livez")
+    assert status == 503 and "stalled: no progress for" in text and "limit 3 s" in text
+    assert probe(base, "/readyz")[0] == 503
+    worker.wait_for_log("reconcile pass stored")
+    wait_until(lambda: probe(base, "/livez") == (200, "ok\n"), "/livez recovering once passes go on")
+    assert probe(base, "/readyz")[0] == 200
+
+
 async def test_collect_prints_a_summary_and_fails_when_a_cluster_fails(
     sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str]
 ) -> None:
@@ -280,6 +319,7 @@ def test_the_worker_on_uvloop_names_every_fault(
         ("INVENTORY_TIMEOUT", "soon", "INVENTORY_TIMEOUT='soon': expected a number"),
         ("EVENT_LOOP", "tokio", "EVENT_LOOP='tokio': expected one of uvloop, asyncio"),
         ("GC_THRESHOLD", "0", "GC_THRESHOLD='0': must be at least 1"),
+        ("RECONCILE_DELETION_TIMEOUT", "0", "RECONCILE_DELETION_TIMEOUT='0': must be at least 1"),
     ],
 )
 def test_bad_settings_are_named_and_refused(
@@ -293,6 +333,13 @@ def test_bad_settings_are_named_and_refused(
     monkeypatch.setenv(variable, value)
     assert main([]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_deletion_bound_defaults_to_three_reconcile_intervals() -> None:
+    assert Settings.from_env({"RECONCILE_INTERVAL": "20"}).reconcile.deletion_bound_seconds == 60
+    assert Settings.from_env({}).reconcile.deletion_bound_seconds == 900
+    given = Settings.from_env({"RECONCILE_INTERVAL": "20", "RECONCILE_DELETION_TIMEOUT": "3600"})
+    assert given.reconcile.deletion_bound_seconds == 3600
 
 
 def test_the_worker_sets_the_gc_threshold_it_is_given(

@@ -293,3 +293,30 @@ async def test_a_garden_that_cannot_be_listed_uses_the_last_known_shoots(
     sim.control.fault("garden", "server_error", resource="shoots")
     second = await sim_collector.round()
     assert {r.cluster.id for r in second.results if r.ok} == {r.cluster.id for r in first.results if r.ok}
+
+
+async def test_pools_with_a_common_prefix_and_no_usable_character_get_their_own_counts(
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+) -> None:
+    """The simulator names workers as the provisioning side does; the collector maps them back."""
+    cluster_id = UUID(sim.fleet.notes["planted.pool_names"])
+    summary = await sim_collector.round()
+    [result] = [r for r in summary.results if r.cluster.id == cluster_id]
+    assert result.ok, result.error
+    shoot = sim.control.shoot(shoot_key_of(sim, cluster_id))
+    served = {w.name for w in shoot.workers}
+    assert {worker_name(n) for n in ("workers-production-a", "workers-production-b", "!!!")} <= served
+    stored = {
+        r["name"]: r["nodes"]
+        for r in rows(
+            sim_database,
+            "SELECT p.name, s.nodes FROM tenant.node_pools p JOIN tenant.node_pool_snapshots s"
+            " ON s.node_pool_id = p.id WHERE p.cluster_id = %s",
+            cluster_id,
+        )
+    }
+    minimums = {p.name: p.autoscale_min for p in sim.fleet.node_pools if p.cluster_id == cluster_id}
+    assert stored["workers-production-a"] == minimums["workers-production-a"] == 1
+    assert stored["workers-production-b"] == minimums["workers-production-b"] == 2
+    assert stored["!!!"] == minimums["!!!"] == 3
+    assert_stored_equals_expected(sim_database, cluster_id, sim.control.expected(shoot_key_of(sim, cluster_id)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from uuid import UUID, uuid4
 
 import pytest
@@ -396,3 +396,19 @@ def test_kind_registry_is_the_five_kinds_of_the_design() -> None:
     subjects = {kind.id: kind.subject for kind in KINDS}
     assert subjects["missing_shoot"] == subjects["version_mismatch"] == "cluster id"
     assert {subjects[k] for k in ("orphan_shoot", "shoot_of_deleted_cluster", "organization_mismatch")} == {"shoot uid"}
+
+
+@pytest.mark.parametrize(
+    ("under_way", "reported"),
+    [(timedelta(minutes=14), False), (timedelta(minutes=15), False), (timedelta(minutes=15, seconds=1), True)],
+)
+def test_a_deletion_under_way_is_excused_up_to_the_bound(under_way: timedelta, reported: bool) -> None:
+    deleting = cluster(deleted=T0, shoot_status="deleting", shoot_operation="delete")
+    world = Observed([shoot()], {CLUSTER: deleting}, now=T0 + under_way, deletion_timeout=timedelta(minutes=15))
+    findings = [f for f in find_drift(world) if f.kind == "shoot_of_deleted_cluster"]
+    assert bool(findings) is reported
+    if reported:
+        assert findings[0].details["deletion_under_way_seconds"] == 901
+        assert "longer than 900 s" in str(findings[0].details["reason"])
+    # Without a bound (no pass time), a deletion under way is never drift.
+    assert not [f for f in find_drift(Observed([shoot()], {CLUSTER: deleting})) if f.kind == "shoot_of_deleted_cluster"]

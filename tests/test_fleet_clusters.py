@@ -45,7 +45,7 @@ def read_truth(database: TestDatabase) -> dict[str, Truth]:
         ).fetchone()
         rows = conn.execute(
             "SELECT c.id, c.name, c.organization_id, c.region, c.deleted IS NOT NULL, o.deleted IS NOT NULL,"
-            " s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed, s.shoot_status_changed,"
+            " s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed, s.ready_since,"
             " snap.observed"
             " FROM tenant.clusters c JOIN tenant.organizations o ON o.id = c.organization_id"
             " LEFT JOIN tenant.cluster_sync_state s ON s.cluster_id = c.id"

@@ -40,6 +40,9 @@ from tests.fixtures.sim import SimUnderTest
 ROLE = "fun_cluster_worker"
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PASS_EVERY = timedelta(minutes=5)
+# The seed's deletions began before its anchor, months before T0: most tests bound them far away,
+# so a deletion under way stays one (test_a_deletion_under_way_too_long_is_reported tests the bound).
+LONG_AGO = timedelta(days=3650)
 
 
 class SteppingClock:
@@ -70,6 +73,7 @@ class Setup:
         timeout_seconds: float = 10.0,
         interval_seconds: float = 300,
         clock: Callable[[], datetime] | None = None,
+        deletion_timeout_seconds: float | None = LONG_AGO.total_seconds(),
     ) -> AsyncIterator[ReconcileLoop]:
         gardener = RealGardener(await garden_client(self.kubeconfig, timeout_seconds=timeout_seconds))
         try:
@@ -78,6 +82,7 @@ class Setup:
                 gardener=gardener,
                 interval_seconds=interval_seconds,
                 page_size=page_size,
+                deletion_timeout_seconds=deletion_timeout_seconds,
                 clock=clock or SteppingClock(),
             )
         finally:
@@ -567,3 +572,44 @@ def test_summary_renders_one_row_per_kind() -> None:
     assert rows["version_mismatch"] == ["0", "0", "4"]
     assert rows["total"] == ["2", "1", "4"]
     assert set(rows) == {*KIND_IDS, "total"}
+
+
+# --- deletions that never finish ------------------------------------------------------------------
+
+
+async def test_a_deletion_under_way_too_long_is_reported(setup: Setup) -> None:
+    """A deleted cluster whose shoot is still being deleted is excused for the bound (default: three
+    intervals), then its shoot is a shoot_of_deleted_cluster finding that says why."""
+    deleting = noted(setup.sim.fleet, "scenario.deleting")[0]
+    shoot = shoot_of_cluster(setup.sim, deleting)
+    clock = SteppingClock()  # T0, then five minutes more per pass
+    with setup.admin() as admin:
+        # The deletion began just before the first pass.
+        admin.execute("UPDATE tenant.clusters SET deleted = %s WHERE id = %s", (T0 - timedelta(minutes=1), deleting))
+    subject = ("shoot_of_deleted_cluster", str(shoot.uid))
+    async with setup.loop(interval_seconds=300, deletion_timeout_seconds=None, clock=clock) as loop:
+        for _ in range(3):  # under way 1, 6 and 11 minutes: within 15
+            await loop.run_once()
+            assert subject not in setup.open_findings()
+        await loop.run_once()  # 16 minutes
+    assert subject in setup.open_findings()
+    [finding] = [f for f in setup.findings() if (f["kind"], str(f["subject"])) == subject]
+    assert "under way for longer than 900 s" in finding["details"]["reason"]
+    assert finding["details"]["deletion_under_way_seconds"] == 16 * 60
+    # Once the provisioning side confirms the deletion and the shoot is gone, the finding resolves.
+    setup.sim.control.delete_shoot(shoot.key)
+    async with setup.loop(clock=lambda: T0 + timedelta(hours=1)) as loop:
+        await loop.run_once()
+    assert subject not in setup.open_findings()
+
+
+async def test_the_bound_is_configurable(setup: Setup) -> None:
+    deleting = noted(setup.sim.fleet, "scenario.deleting")[0]
+    shoot = shoot_of_cluster(setup.sim, deleting)
+    with setup.admin() as admin:
+        admin.execute("UPDATE tenant.clusters SET deleted = %s WHERE id = %s", (T0 - timedelta(minutes=2), deleting))
+    async with setup.loop(deletion_timeout_seconds=60, clock=lambda: T0) as loop:
+        await loop.run_once()
+    assert ("shoot_of_deleted_cluster", str(shoot.uid)) in setup.open_findings()
+    with pytest.raises(ValueError, match="deletion_timeout_seconds"):
+        ReconcileLoop(pool=setup.pool, gardener=None, interval_seconds=1, deletion_timeout_seconds=0)  # type: ignore[arg-type]

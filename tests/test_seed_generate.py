@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +169,10 @@ def test_unknown_size_is_refused_by_name() -> None:
 def test_too_small_a_size_is_refused() -> None:
     with pytest.raises(ValueError, match="planted clusters"):
         generate(replace(SIZES["test"], organizations=2), 0)
+
+
+def test_the_readme_names_the_demo_fleets_deleted_cluster_with_ledger_rows() -> None:
+    """The README's command for the ledger a deletion left behind names the demo fleet's planted cluster."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    cluster_id = generate("demo", 0).notes["planted.deleted_cluster_ledger"]
+    assert f'"cluster_id": "{cluster_id}", "include_destroyed": true' in readme

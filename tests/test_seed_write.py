@@ -15,7 +15,15 @@ from tests.fixtures.postgres import TestDatabase
 
 def table_counts(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]:
     counts = {}
-    for table in ("organizations", "clusters", "cluster_sync_state", "node_pools", "projects", "namespaces"):
+    for table in (
+        "organizations",
+        "clusters",
+        "cluster_sync_state",
+        "node_pools",
+        "projects",
+        "namespaces",
+        "infrastructure_resources",
+    ):
         row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier("tenant", table))).fetchone()
         assert row is not None
         counts[table] = int(str(row[0]))
@@ -30,6 +38,7 @@ def fleet_counts(fleet: Fleet) -> dict[str, int]:
         "node_pools": len(fleet.node_pools),
         "projects": len(fleet.projects),
         "namespaces": len(fleet.namespaces),
+        "infrastructure_resources": len(fleet.resources),
     }
 
 

@@ -12,8 +12,8 @@ from kubernetes import dynamic
 from kubernetes.client.exceptions import ApiException
 
 from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
+from common.naming import namespace_name
 from sim.control.expected import TERMINAL_PHASES
-from sim.world.derive import namespace_kube_name
 from tests.fixtures.sim import SimUnderTest, status_body
 
 # The client's models declare almost every field Optional, and raw (`_preload_content=False`)
@@ -111,7 +111,7 @@ def test_tenant_namespaces_are_the_live_namespaces_of_live_projects(sim: SimUnde
     shoot = sim.control.shoot(shoot_key)
     projects = {p.id: p for p in sim.fleet.projects if str(p.cluster_id) == shoot.cluster_label and p.deleted is None}
     live = {
-        namespace_kube_name(projects[n.project_id].name, n.project_id, n.name): str(n.id)
+        namespace_name(projects[n.project_id].name, n.project_id, n.name): str(n.id)
         for n in sim.fleet.namespaces
         if n.project_id in projects and n.deleted is None
     }

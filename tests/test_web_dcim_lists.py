@@ -293,6 +293,10 @@ async def test_ledger_filters_by_type_billing_and_destroyed_rows(page: Page, web
     assert await page.evaluate("document.querySelectorAll('#resources tbody tr').length") == with_destroyed
     destroyed_rows = await page.evaluate("document.querySelectorAll('#resources tbody tr.destroyed').length")
     assert destroyed_rows == with_destroyed - active
+    reasons = await page.evaluate(
+        "[...document.querySelectorAll('#resources tbody tr.destroyed .destroyed-reason')].map(e => e.textContent)"
+    )
+    assert len(reasons) == destroyed_rows and all(r.strip() == "not found" for r in reasons)
 
     await page.evaluate(
         "const s = document.querySelector('#billable-filter'); s.value = 'no'; s.dispatchEvent(new Event('change'))"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from uuid import UUID
 
 from collector.inventory.reading import ClusterRow, CredentialFailed, NoShoot, Reading
 from collector.inventory.shoot import read_shoot
@@ -44,7 +45,7 @@ class GardenReader:
         # A ledger source gets half the cluster's budget, so a hung CRD cannot cost the snapshot.
         self._ledger_timeout_seconds = timeout_seconds / 2
         self._page_size = page_size
-        self._refs: dict[str, ShootRef] = {}
+        self._refs: dict[UUID, ShootRef] = {}
         self._garden_error: str | None = None
 
     async def prepare(self, clusters: Sequence[ClusterRow], *, full_round: bool) -> None:
@@ -54,6 +55,10 @@ class GardenReader:
         selector = CLUSTER_ID_LABEL if len(clusters) > 1 else f"{CLUSTER_ID_LABEL}={clusters[0].id}"
         try:
             shoots = await self._gardener.list_shoots(label_selector=selector, page_size=self._page_size)
+            if not shoots and selector != CLUSTER_ID_LABEL:
+                # A selector matches the text exactly; the label may spell the id otherwise (upper case,
+                # braces), which still claims the cluster, so look through every labelled shoot.
+                shoots = await self._gardener.list_shoots(label_selector=CLUSTER_ID_LABEL, page_size=self._page_size)
         except KubeError as e:
             self._garden_error = str(e)
             logger.warning("cannot list the garden's shoots; using the last known ones", extra={"error": str(e)})
@@ -68,7 +73,7 @@ class GardenReader:
             self._credentials.forget_except({cluster.id for cluster in clusters})
 
     async def read(self, cluster: ClusterRow) -> Reading:
-        ref = self._refs.get(str(cluster.id))
+        ref = self._refs.get(cluster.id)
         if ref is None:
             why = f" (listing the garden failed: {self._garden_error})" if self._garden_error else ""
             raise NoShoot(f"no shoot in the garden carries {CLUSTER_ID_LABEL}={cluster.id}{why}")

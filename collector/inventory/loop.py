@@ -34,8 +34,9 @@ from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
 from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
 from collector.inventory.sources import Unlisted
 from collector.kube.errors import KubeError, truncate
-from collector.settings import InventorySettings, Shard
+from collector.settings import LIVENESS_INTERVALS, InventorySettings, Shard
 from common.clock import Clock, utc_now
+from common.health import Liveness
 
 logger = logging.getLogger(__name__)
 
@@ -107,6 +108,12 @@ class InventoryLoop:
         self._clock = clock
         self.first_round_done = asyncio.Event()
         """Set once a round was queued and finished; /readyz waits for it."""
+        # Beats when a round starts, per cluster collected and when a round ends; a round's gaps are
+        # bounded by INVENTORY_TIMEOUT, the waits between rounds by the interval.
+        self.liveness = Liveness(
+            LIVENESS_INTERVALS * settings.interval_seconds + settings.timeout_seconds + settings.failure_grace_seconds
+        )
+        """/livez fails once the loop has not beaten for three intervals (plus one cluster's budget)."""
 
     async def run_once(
         self,
@@ -140,6 +147,7 @@ class InventoryLoop:
                 except asyncio.QueueEmpty:
                     return
                 result = await self.collect(cluster)
+                self.liveness.beat()
                 results.append(result)
                 if on_result is not None:
                     on_result(result)
@@ -256,6 +264,7 @@ class InventoryLoop:
         metrics.INTERVAL.set(interval)
         scheduled = loop.time()
         while not stop.is_set():
+            self.liveness.beat()
             round_task = asyncio.create_task(self.run_once())
             stopping = asyncio.create_task(stop.wait())
             done, _ = await asyncio.wait({round_task, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -264,6 +273,7 @@ class InventoryLoop:
                 await asyncio.gather(round_task, return_exceptions=True)
                 return
             stopping.cancel()
+            self.liveness.beat()
             if round_task.exception() is not None:
                 logger.error("inventory round failed", exc_info=round_task.exception())
             scheduled += interval

@@ -9,6 +9,7 @@ never delete.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,9 +23,11 @@ from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from collector.inventory.ledger import ActiveRow, LedgerCounts, LedgerPlan, TypeCounts, listed_types, plan
+from collector.inventory.pools import map_pools
 from collector.inventory.reading import ClusterRow, Reading
 from common.database import Query, load_queries
-from common.naming import worker_name
+
+logger = logging.getLogger(__name__)
 
 _QUERIES = load_queries(Path(__file__).with_name("store.sql"))
 
@@ -134,16 +137,22 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
                 "memory_allocatable_bytes": reading.memory_allocatable_bytes,
             },
         )
-        if layout.pools:
-            pool_counts = [reading.pool_nodes.get(worker_name(pool.name), (0, 0)) for pool in layout.pools]
+        pools = map_pools(layout.pools, reading.pool_nodes)
+        for pool_id, reason in pools.unmapped.items():
+            # The other pools and the cluster are stored; these keep their last counts and age.
+            logger.warning(
+                "node pool not counted",
+                extra={"cluster_id": str(cluster_id), "node_pool_id": str(pool_id), "reason": reason},
+            )
+        if pools.counts:
             await conn.execute(
                 _q("store_node_pool_snapshots").sql,
                 {
                     "cluster_id": cluster_id,
                     "observed": observed,
-                    "node_pool_ids": [pool.id for pool in layout.pools],
-                    "nodes": [counts[0] for counts in pool_counts],
-                    "ready_nodes": [counts[1] for counts in pool_counts],
+                    "node_pool_ids": list(pools.counts),
+                    "nodes": [counts[0] for counts in pools.counts.values()],
+                    "ready_nodes": [counts[1] for counts in pools.counts.values()],
                 },
             )
         if layout.namespaces:

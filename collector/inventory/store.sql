@@ -128,9 +128,9 @@ RETURNING resource_type
 
 -- name: destroy_resources
 -- Called by store_ledger: active resources that no longer exist. The row stays; `destroyed` is when
--- the inventory noticed. A row a racing collection destroyed first is not counted twice.
+-- the inventory noticed, `destroyed_reason` says it listed the type and the resource was gone. A row a racing collection destroyed first is not counted twice.
 UPDATE tenant.infrastructure_resources
-SET destroyed = greatest(%(observed)s, last_seen)
+SET destroyed = greatest(%(observed)s, last_seen), destroyed_reason = 'not_found'
 WHERE id = ANY(%(ids)s::uuid[]) AND destroyed IS NULL
 RETURNING resource_type
 

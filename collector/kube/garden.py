@@ -19,12 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
+from uuid import UUID
 
 from prometheus_client import Counter
 
 from collector.kube.client import KubeClient
 from collector.kube.credential import Credential, credential_from_kubeconfig
 from collector.kube.errors import BadResponse
+from common.labels import parse_id_label
 
 SHOOTS = "/apis/core.gardener.cloud/v1beta1/shoots"
 _SUBRESOURCE = {
@@ -125,20 +127,23 @@ def parse_time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo is not None else None
 
 
-def shoot_refs(shoots: list[dict[str, Any]], label: str) -> dict[str, ShootRef]:
-    """Cluster id (the label's value) -> the shoot to read; a shoot being deleted loses to a live one.
+def shoot_refs(shoots: list[dict[str, Any]], label: str) -> dict[UUID, ShootRef]:
+    """Cluster id (the label parsed by `common.labels.parse_id_label`) -> the shoot to read.
 
-    When several live shoots claim one cluster (drift reconcile reports), the newest wins.
+    The same parse reconcile uses, so an upper-case or braced id claims the same cluster for both, and
+    a label that is no UUID claims none. A shoot being deleted loses to a live one; when several
+    live shoots claim one cluster (drift reconcile reports), the newest wins.
     """
-    chosen: dict[str, tuple[bool, str, ShootRef]] = {}
+    chosen: dict[UUID, tuple[bool, str, ShootRef]] = {}
     for shoot in shoots:
         meta = shoot.get("metadata") or {}
-        cluster = (meta.get("labels") or {}).get(label)
+        raw = (meta.get("labels") or {}).get(label)
+        cluster = parse_id_label(raw) if isinstance(raw, str) else None
         name, namespace = meta.get("name"), meta.get("namespace")
-        if not isinstance(cluster, str) or not isinstance(name, str) or not isinstance(namespace, str):
+        if cluster is None or not isinstance(name, str) or not isinstance(namespace, str):
             continue
         rank = ("deletionTimestamp" not in meta, str(meta.get("creationTimestamp") or ""), ShootRef(namespace, name))
-        best = chosen.get(cluster.strip())
+        best = chosen.get(cluster)
         if best is None or rank[:2] > best[:2]:
-            chosen[cluster.strip()] = rank
+            chosen[cluster] = rank
     return {cluster: rank[2] for cluster, rank in chosen.items()}

@@ -96,13 +96,21 @@ def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
     Deleting a cluster is two-staged: `deleted` is set, the provisioning side
     deletes the shoot (status DELETING), and `shoot_status` becomes `deleted` once Gardener confirms
     it gone. A shoot listed during that normal window is no disagreement. It is one once the
-    deletion was confirmed (`shoot_status = deleted`), has failed (`sync_status = failed`), or was
-    never handed to the provisioning side at all (no sync state).
+    deletion was confirmed (`shoot_status = deleted`), has failed (`sync_status = failed`), was
+    never handed to the provisioning side at all (no sync state), or has been under way for longer
+    than the pass's bound (`Observed.deletion_timeout`, RECONCILE_DELETION_TIMEOUT): a deletion
+    that never finishes is reported instead of being excused forever.
     """
     for shoot, cluster in world.with_clusters:
-        if cluster is None or cluster.deleted is None or cluster.deletion_under_way:
+        if cluster is None or cluster.deleted is None:
             continue
-        if not cluster.has_sync_state:
+        overdue = world.deletion_overdue(cluster) if cluster.deletion_under_way else None
+        if cluster.deletion_under_way and overdue is None:
+            continue
+        if overdue is not None:
+            bound = int(world.deletion_timeout.total_seconds()) if world.deletion_timeout else 0
+            reason = f"the cluster's deletion has been under way for longer than {bound} s and its shoot still exists"
+        elif not cluster.has_sync_state:
             reason = "the cluster was deleted and its shoot was never handed to the provisioning side"
         elif cluster.sync_status == "failed":
             reason = "the cluster's deletion failed and its shoot still exists"
@@ -120,6 +128,7 @@ def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
                 "sync_status": cluster.sync_status,
                 "shoot_status": cluster.shoot_status,
                 "shoot": _shoot_ref(shoot),
+                **({"deletion_under_way_seconds": int(overdue.total_seconds())} if overdue is not None else {}),
             },
         )
 
@@ -235,7 +244,8 @@ KINDS: tuple[DriftKind, ...] = (
     DriftKind(
         drift_kinds.SHOOT_OF_DELETED_CLUSTER,
         "shoot uid",
-        "the shoot belongs to a deleted cluster whose deletion is not under way (confirmed, failed, never begun)",
+        "the shoot belongs to a deleted cluster whose deletion is not under way (confirmed, failed, never"
+        " begun) or has been under way for longer than the bound",
         shoots_of_deleted_clusters,
     ),
     DriftKind(

@@ -2,8 +2,9 @@
 
 On one side sits the garden, read through a `ShootLister` (kube/garden.py or the mock garden: a
 complete, paged list of every shoot carrying `fundament.io/cluster-id`, or an error); on the other
-the database, written through store.py in ONE transaction per pass: the mirror, the findings of
-drift.py, the heartbeat. The garden is read first and completely; only then does the transaction
+the database, written through store.py in ONE transaction per pass: the mirror, the ledger rows of
+clusters that are gone (deleted, no shoot left in this complete listing), the findings of drift.py,
+the heartbeat. The garden is read first and completely; only then does the transaction
 open, so a failed or partial list records nothing at all, not even the heartbeat (whose age then
 shows how old the last good pass is; docs/architecture.md, 'Reconcile records a pass whole or not
 at all'). Reconcile never creates or deletes shoots: provisioning is another system's job.
@@ -17,7 +18,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from psycopg_pool import AsyncConnectionPool
@@ -26,7 +27,9 @@ from collector.kube.liststream import gc_paused
 from collector.reconcile import metrics, store
 from collector.reconcile.drift import KIND_IDS, JsonValue, find_drift
 from collector.reconcile.observed import Observed, observe_shoots
+from collector.settings import DELETION_TIMEOUT_INTERVALS, LIVENESS_INTERVALS
 from common.clock import Clock, utc_now
+from common.health import Liveness
 from common.labels import CLUSTER_ID_LABEL
 
 logger = logging.getLogger(__name__)
@@ -65,6 +68,8 @@ class ReconcileSummary:
     """Findings this pass no longer saw, now resolved, per kind."""
     open_now: Mapping[str, int] = field(default_factory=dict)
     """Every open finding after this pass, per kind."""
+    ledger_closed: Mapping[str, int] = field(default_factory=dict)
+    """Ledger rows of gone clusters this pass recorded as destroyed, per reason."""
 
     def as_details(self) -> dict[str, JsonValue]:
         """The summary as JSON (the heartbeat's details and `reconcile --once --json`)."""
@@ -80,6 +85,7 @@ class ReconcileSummary:
                 "resolved": dict(self.resolved),
                 "open": dict(self.open_now),
             },
+            "ledger_closed": dict(self.ledger_closed),
         }
 
     def render(self) -> str:
@@ -98,6 +104,9 @@ class ReconcileSummary:
             f"{'total':<26}{sum(self.opened.values()):>8}{sum(self.still_open.values()):>12}"
             f"{sum(self.resolved.values()):>10}"
         )
+        if self.ledger_closed:
+            closed = ", ".join(f"{reason} {count}" for reason, count in sorted(self.ledger_closed.items()))
+            lines.append(f"ledger rows of gone clusters closed: {closed}")
         if self.duplicate_claims:
             lines.append(f"clusters claimed by more than one shoot: {len(self.duplicate_claims)}")
         return "\n".join(lines)
@@ -113,10 +122,19 @@ class ReconcileLoop:
         gardener: ShootLister,
         interval_seconds: float,
         page_size: int = 500,
+        deletion_timeout_seconds: float | None = None,
         clock: Clock = utc_now,
     ) -> None:
         if interval_seconds <= 0:
             raise ValueError(f"interval_seconds={interval_seconds}: must be positive")
+        if deletion_timeout_seconds is not None and deletion_timeout_seconds <= 0:
+            raise ValueError(f"deletion_timeout_seconds={deletion_timeout_seconds}: must be positive")
+        # A deletion under way longer than this leaves drift (default: three intervals).
+        self._deletion_timeout = timedelta(
+            seconds=deletion_timeout_seconds
+            if deletion_timeout_seconds is not None
+            else DELETION_TIMEOUT_INTERVALS * interval_seconds
+        )
         self._pool = pool
         self._gardener = gardener
         self._interval_seconds = interval_seconds
@@ -124,6 +142,8 @@ class ReconcileLoop:
         self._clock = clock
         self.first_pass_done = asyncio.Event()
         """Set once a pass completed; /readyz waits for it (fundament's reconcile worker does the same)."""
+        self.liveness = Liveness(LIVENESS_INTERVALS * interval_seconds)
+        """Beats when a pass starts and ends (stored or failed); /livez fails after three silent intervals."""
 
     async def run_once(self) -> ReconcileSummary:
         """List every labelled shoot, then store mirror, findings and heartbeat together; raises on failure.
@@ -148,6 +168,8 @@ class ReconcileLoop:
             metrics.OPEN_FINDINGS.labels(kind).set(summary.open_now.get(kind, 0))
             metrics.FINDINGS_OPENED.labels(kind).inc(summary.opened.get(kind, 0))
             metrics.FINDINGS_RESOLVED.labels(kind).inc(summary.resolved.get(kind, 0))
+        for reason, count in summary.ledger_closed.items():
+            metrics.LEDGER_ROWS_CLOSED.labels(reason).inc(count)
         self.first_pass_done.set()
         return summary
 
@@ -164,9 +186,10 @@ class ReconcileLoop:
             await store.stage_shoots(conn, shoots)
             clusters = await store.read_clusters(conn)
             with gc_paused():
-                world = Observed(shoots, clusters)
+                world = Observed(shoots, clusters, now=now, deletion_timeout=self._deletion_timeout)
                 findings = find_drift(world)
             shoot_changes = await store.store_shoots(conn, now=now)
+            ledger_closed = await store.close_ledger_of_gone_clusters(conn, now=now)
             finding_changes = await store.store_findings(conn, findings, now=now)
             open_now = await store.count_open_findings(conn)
             duplicates = {str(cid): [str(uid) for uid in uids] for cid, uids in world.duplicate_claims().items()}
@@ -182,6 +205,7 @@ class ReconcileLoop:
                 still_open=_by_kind(finding_changes.still_open),
                 resolved=_by_kind(finding_changes.resolved),
                 open_now=_by_kind(open_now),
+                ledger_closed=ledger_closed,
             )
             await store.record_heartbeat(
                 conn,
@@ -215,10 +239,12 @@ class ReconcileLoop:
         metrics.INTERVAL.set(self._interval_seconds)
         while not stop.is_set():
             started = loop.time()
+            self.liveness.beat()
             try:
                 await self.run_once()
             except Exception:
                 logger.exception("reconcile pass failed; nothing was recorded")
+            self.liveness.beat()
             wait = max(0.0, self._interval_seconds - (loop.time() - started))
             try:
                 await asyncio.wait_for(stop.wait(), timeout=wait)

@@ -28,3 +28,8 @@ INTERVAL = Gauge("fleet_reconcile_interval_seconds", "RECONCILE_INTERVAL the loo
 LAST_COMPLETED = Gauge(
     "fleet_reconcile_last_completed_timestamp_seconds", "Unix time the last reconcile pass was stored."
 )
+LEDGER_ROWS_CLOSED = Counter(
+    "fleet_reconcile_ledger_rows_closed",
+    "Active ledger rows of deleted clusters whose shoot is gone, recorded as destroyed, by reason.",
+    ["reason"],
+)

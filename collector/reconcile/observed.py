@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -113,9 +113,20 @@ class Observed:
     comparing `uuid.UUID` objects (Python code) would cost more than the rules themselves.
     """
 
-    __slots__ = ("clusters", "shoots", "shoots_of_clusters", "with_clusters")
+    __slots__ = ("clusters", "deletion_timeout", "now", "shoots", "shoots_of_clusters", "with_clusters")
 
-    def __init__(self, shoots: Sequence[ShootObservation], clusters: Mapping[UUID, ClusterFacts]) -> None:
+    def __init__(
+        self,
+        shoots: Sequence[ShootObservation],
+        clusters: Mapping[UUID, ClusterFacts],
+        *,
+        now: datetime | None = None,
+        deletion_timeout: timedelta | None = None,
+    ) -> None:
+        self.now = now
+        """The pass's time; with `deletion_timeout`, it bounds how long a deletion may be under way."""
+        self.deletion_timeout = deletion_timeout
+        """How long a deletion may be under way before its leftover shoot is drift (None: no bound)."""
         self.shoots: tuple[ShootObservation, ...] = tuple(sorted(shoots, key=lambda s: s.uid.int))
         self.clusters: tuple[ClusterFacts, ...] = tuple(sorted(clusters.values(), key=lambda c: c.id.int))
         by_id = {c.id.int: c for c in self.clusters}
@@ -133,6 +144,13 @@ class Observed:
             (c, tuple(claims.get(c.id.int, ()))) for c in self.clusters
         )
         """Every cluster row with the shoots whose label names it (often none, normally one)."""
+
+    def deletion_overdue(self, cluster: ClusterFacts) -> timedelta | None:
+        """How long the cluster's deletion has been under way, when that is longer than the bound; else None."""
+        if self.now is None or self.deletion_timeout is None or cluster.deleted is None:
+            return None
+        under_way = self.now - cluster.deleted
+        return under_way if under_way > self.deletion_timeout else None
 
     def duplicate_claims(self) -> dict[UUID, tuple[UUID, ...]]:
         """Clusters claimed by more than one shoot, with the claiming shoots' uids."""

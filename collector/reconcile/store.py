@@ -107,6 +107,12 @@ async def store_shoots(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> 
     return ShootChanges(new=new, refreshed=refreshed, gone=gone)
 
 
+async def close_ledger_of_gone_clusters(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> dict[str, int]:
+    """Destroy the active ledger rows of deleted clusters (or of deleted organizations) whose shoot the
+    staged listing no longer has; rows closed per reason (call after `stage_shoots`)."""
+    return await _per_kind(conn, _q("close_ledger_of_gone_clusters"), {"now": now})
+
+
 def _details_json(details: Mapping[str, JsonValue]) -> str:
     return orjson.dumps(details, option=orjson.OPT_SORT_KEYS).decode()
 

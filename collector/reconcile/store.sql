@@ -97,6 +97,29 @@ WITH gone AS (
 )
 SELECT count(*) FROM gone
 
+-- name: close_ledger_of_gone_clusters
+-- Called by close_ledger_of_gone_clusters after store_shoots: the active ledger rows of a cluster that
+-- is deleted, or whose organization is, are recorded as destroyed once this complete listing has no
+-- shoot claiming it (the shoot is gone, so is everything that ran in it). A deletion still under way
+-- (its shoot listed), a lost, unreachable or hibernated cluster keep their rows. `destroyed_reason`
+-- says how it was decided; a row closed once is never touched again (destroyed IS NULL).
+WITH gone_clusters AS (
+    SELECT c.id,
+           CASE WHEN c.deleted IS NOT NULL THEN 'cluster_deleted' ELSE 'organization_deleted' END AS reason
+    FROM tenant.clusters AS c
+    JOIN tenant.organizations AS o ON o.id = c.organization_id
+    WHERE (c.deleted IS NOT NULL OR o.deleted IS NOT NULL)
+      AND NOT EXISTS (SELECT 1 FROM pg_temp.reconcile_listed AS l WHERE l.cluster_id = c.id)
+),
+closed AS (
+    UPDATE tenant.infrastructure_resources AS r
+    SET destroyed = GREATEST(%(now)s, r.last_seen), destroyed_reason = g.reason
+    FROM gone_clusters AS g
+    WHERE r.cluster_id = g.id AND r.destroyed IS NULL
+    RETURNING g.reason
+)
+SELECT reason, count(*) FROM closed GROUP BY reason
+
 -- name: create_findings_stage
 -- Called by store_findings: the findings that hold in this pass, dropped when the transaction ends.
 CREATE TEMPORARY TABLE reconcile_findings (

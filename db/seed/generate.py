@@ -7,7 +7,9 @@ organization is generated from its own random stream (`seed` and its index), so 
 depends on the ones before it and the same seed gives the same fleet, id for id, on any machine.
 
 Every fleet starts with the planted things: every scenario of `db/seed/scenarios.py` once (so every
-status and every drift kind occurs, even at size `test`); organization 0 listed, organization 1 not;
+status and every drift kind occurs, even at size `test`); organization 0 listed, organization 1 not; organization 0's
+first cluster with node pool names that test the naming contract (`PLANTED_POOL_NAMES`); the planted
+deleted cluster with the active ledger rows it had when it ran (reconcile closes them);
 the last organization deleted (though listed) with one live cluster left behind; a cluster of the
 system organization; two orphan shoots (one labelled with a UUID no cluster has, one with a label
 that is no UUID). `Fleet.notes` says where. Times are fixed relative to `ANCHOR`, never the wall
@@ -17,16 +19,24 @@ so no row is deleted before it was created.
 
 from __future__ import annotations
 
-import hashlib
 import random
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from uuid import UUID
+from uuid import UUID, uuid5
 
+from common.naming import project_name, shoot_name
 from common.organizations import SYSTEM_ORGANIZATION_ID
-from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, OrganizationSpec, ProjectSpec, ShootSpec
+from db.seed.model import (
+    ClusterSpec,
+    Fleet,
+    NamespaceSpec,
+    NodePoolSpec,
+    OrganizationSpec,
+    ProjectSpec,
+    ResourceSpec,
+    ShootSpec,
+)
 from db.seed.scenarios import PLANTED, SHAPES, WEIGHTS, Scenario, sync_spec
 
 # Every generated time lies before this instant.
@@ -64,7 +74,6 @@ _CLUSTER_WORDS = ("prod", "staging", "dev", "ci", "edge", "data")
 _PROJECT_WORDS = ("web", "payments", "search", "billing", "identity", "ml", "mobile", "ops")
 _NAMESPACE_WORDS = ("api", "worker", "frontend", "jobs", "cache", "db")
 _ORG_WORDS = ("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell", "cyberdyne", "soylent")
-_NOT_DNS = re.compile(r"[^a-z0-9]+")
 
 
 @dataclass(slots=True)
@@ -77,6 +86,7 @@ class FleetPart:
     projects: list[ProjectSpec] = field(default_factory=list)
     namespaces: list[NamespaceSpec] = field(default_factory=list)
     shoots: list[ShootSpec] = field(default_factory=list)
+    resources: list[ResourceSpec] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
 
 
@@ -92,20 +102,6 @@ def _uuid(rng: random.Random) -> UUID:
     bits = (bits & ~(0xF000 << 64)) | (0x4000 << 64)
     bits = (bits & ~(0xC000 << 48)) | (0x8000 << 48)
     return UUID(int=bits)
-
-
-def _hash_hex(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def gardener_project(organization_name: str) -> str:
-    """The Gardener project of an organization: 6 sanitized characters and 4 of a hash (Fundament's rule)."""
-    return _NOT_DNS.sub("", organization_name.lower())[:6] + _hash_hex(organization_name)[:4]
-
-
-def shoot_name(cluster_name: str, cluster_id: UUID) -> str:
-    """A cluster's shoot name: 8 sanitized characters and 3 of a hash of its id (Fundament's rule)."""
-    return _NOT_DNS.sub("", cluster_name.lower())[:8] + hashlib.sha256(cluster_id.bytes).hexdigest()[:3]
 
 
 def organization_id(seed: int, index: int) -> UUID:
@@ -173,7 +169,7 @@ def _organization_part(seed: int, size: FleetSize, index: int) -> FleetPart:
     part.organizations.append(org)
     if index == 1:
         part.notes["planted.unlisted_organization"] = str(org_id)
-    garden_project = gardener_project(name)
+    garden_project = project_name(name)
     for j in range(size.clusters_per_organization):
         if deleted_org:
             # The deleted organization's first cluster was left live by a hand edit; the rest were deleted properly.
@@ -181,6 +177,8 @@ def _organization_part(seed: int, size: FleetSize, index: int) -> FleetPart:
         else:
             scenario = plan.scenario(rng, index * size.clusters_per_organization + j)
         cluster = _cluster(rng, part, _Owner(seed, size, org, index, garden_project), scenario, j)
+        if not deleted_org and index * size.clusters_per_organization + j == PLANTED.index(Scenario.DELETED):
+            _plant_ledger_leftovers(part, cluster)
         if deleted_org and j == 0:
             part.notes["planted.deleted_organization_live_cluster"] = str(cluster.id)
     return part
@@ -222,6 +220,8 @@ def _cluster(rng: random.Random, part: FleetPart, owner: _Owner, scenario: Scena
     part.clusters.append(cluster)
     _note(part.notes, f"scenario.{scenario.value}", str(cluster_id))
     _children(rng, part, owner.size, cluster, scenario)
+    if owner.index == 0 and j == 0:
+        _plant_pool_names(part, cluster)
     if shape.has_shoot:
         shoot_version = version
         organization_label = str(org.id)
@@ -313,6 +313,57 @@ def _children(rng: random.Random, part: FleetPart, size: FleetSize, cluster: Clu
             )
 
 
+# Node pool names that test the naming contract (common.naming): two with a common prefix, whose
+# worker names differ only by their hash, and one with no character a worker name can use.
+PLANTED_POOL_NAMES = ("workers-production-a", "workers-production-b", "!!!")
+
+
+def _plant_pool_names(part: FleetPart, cluster: ClusterSpec) -> None:
+    """Organization 0's first (running) cluster gets the planted pool names too; no draw from the stream,
+    so the rest of the fleet is the same with or without them."""
+    for k, name in enumerate(PLANTED_POOL_NAMES):
+        part.node_pools.append(
+            NodePoolSpec(
+                id=uuid5(cluster.id, f"planted-pool-{k}"),
+                cluster_id=cluster.id,
+                name=name,
+                machine_type=_MACHINES[k % len(_MACHINES)],
+                autoscale_min=k + 1,
+                autoscale_max=k + 3,
+                created=cluster.created + timedelta(hours=1),
+            )
+        )
+    part.notes["planted.pool_names"] = str(cluster.id)
+
+
+def _plant_ledger_leftovers(part: FleetPart, cluster: ClusterSpec) -> None:
+    """The first deleted (confirmed, no shoot) cluster keeps the active ledger rows the collector recorded
+    while it ran: reconcile's first pass closes them as `cluster_deleted`. No draw from the stream."""
+    assert cluster.deleted is not None
+    seen = cluster.deleted - timedelta(hours=1)
+    for k, (resource_type, namespace, name, billable) in enumerate(
+        (
+            ("kubernetes.node", "", f"{cluster.name}-node-0", True),
+            ("kubernetes.node", "", f"{cluster.name}-node-1", True),
+            ("kubernetes.loadbalancer", "web-0", "web-public", True),
+        )
+    ):
+        part.resources.append(
+            ResourceSpec(
+                id=uuid5(cluster.id, f"planted-resource-{k}"),
+                cluster_id=cluster.id,
+                resource_type=resource_type,
+                resource_id=f"planted://{cluster.id}/{k}",
+                name=name,
+                namespace=namespace,
+                billable=billable,
+                created=cluster.created + timedelta(days=1),
+                last_seen=seen,
+            )
+        )
+    part.notes["planted.deleted_cluster_ledger"] = str(cluster.id)
+
+
 NOTES_PER_KEY = 5
 
 
@@ -331,7 +382,7 @@ def _extras_part(seed: int, size: FleetSize) -> FleetPart:
     part = FleetPart()
     # The system organization's row is seeded by the migrations, so it is not in `organizations`.
     system = OrganizationSpec(SYSTEM_ORGANIZATION_ID, "system", "System", False, ANCHOR - timedelta(days=1000))
-    owner = _Owner(seed, size, system, -1, gardener_project(system.name))
+    owner = _Owner(seed, size, system, -1, project_name(system.name))
     cluster = _cluster(rng, part, owner, Scenario.RUNNING, 0)
     part.notes["planted.system_cluster"] = str(cluster.id)
     for label in (str(_uuid(rng)), "not-a-uuid"):
@@ -381,6 +432,7 @@ def generate(size: FleetSize | str, seed: int = 0) -> Fleet:
         whole.projects += part.projects
         whole.namespaces += part.namespaces
         whole.shoots += part.shoots
+        whole.resources += part.resources
         for key, values in part.notes.items():
             for value in values.split(","):
                 _note(whole.notes, key, value)
@@ -392,5 +444,6 @@ def generate(size: FleetSize | str, seed: int = 0) -> Fleet:
         projects=tuple(whole.projects),
         namespaces=tuple(whole.namespaces),
         shoots=tuple(whole.shoots),
+        resources=tuple(whole.resources),
         notes=whole.notes,
     )

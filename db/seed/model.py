@@ -84,6 +84,21 @@ class NamespaceSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    """An active `tenant.infrastructure_resources` row: what the collector had recorded of a cluster."""
+
+    id: UUID
+    cluster_id: UUID
+    resource_type: str
+    resource_id: str | None
+    name: str
+    namespace: str
+    billable: bool
+    created: datetime
+    last_seen: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class ShootSpec:
     """One shoot in the simulated garden.
 
@@ -122,4 +137,5 @@ class Fleet:
     projects: tuple[ProjectSpec, ...] = ()
     namespaces: tuple[NamespaceSpec, ...] = ()
     shoots: tuple[ShootSpec, ...] = ()
+    resources: tuple[ResourceSpec, ...] = ()  # ledger rows left by a planted deletion (see generate.py)
     notes: dict[str, str] = field(default_factory=dict)  # what was planted where, for people and tests

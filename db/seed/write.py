@@ -1,7 +1,8 @@
 """Store a generated fleet in the database with COPY: the rows of the tenant model and the sync states.
 
 The platform model and `cluster_sync_state` are written by other systems in production, so no
-service role may write them; this runs on a privileged (superuser) connection, as `fleet db seed`,
+service role may write them (a planted deletion's ledger rows, which the collector would have
+written, come along); this runs on a privileged (superuser) connection, as `fleet db seed`,
 the test fixtures and the simulator's demo do. Shoots are not written: they live in the simulated
 garden, and reconcile mirrors them. A fleet is written once into an empty model (only the system
 organization present); a second write is refused rather than half-applied.
@@ -44,6 +45,17 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "node_pools": ("id", "cluster_id", "name", "machine_type", "autoscale_min", "autoscale_max", "created", "deleted"),
     "projects": ("id", "cluster_id", "name", "alias", "created", "deleted"),
     "namespaces": ("id", "project_id", "name", "created", "deleted"),
+    "infrastructure_resources": (
+        "id",
+        "cluster_id",
+        "resource_type",
+        "resource_id",
+        "name",
+        "namespace",
+        "billable",
+        "created",
+        "last_seen",
+    ),
 }
 
 
@@ -61,6 +73,7 @@ class WrittenCounts:
     node_pools: int = 0
     projects: int = 0
     namespaces: int = 0
+    infrastructure_resources: int = 0
 
     def __add__(self, other: WrittenCounts) -> WrittenCounts:
         return WrittenCounts(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
@@ -109,6 +122,21 @@ def _namespaces(part: FleetPart) -> Iterator[tuple[Any, ...]]:
         yield (ns.id, ns.project_id, ns.name, ns.created, ns.deleted)
 
 
+def _resources(part: FleetPart) -> Iterator[tuple[Any, ...]]:
+    for r in part.resources:
+        yield (
+            r.id,
+            r.cluster_id,
+            r.resource_type,
+            r.resource_id,
+            r.name,
+            r.namespace,
+            r.billable,
+            r.created,
+            r.last_seen,
+        )
+
+
 # Each table's rows, in the column order of COLUMNS.
 ROWS: dict[str, Callable[[FleetPart], Iterator[tuple[Any, ...]]]] = {
     "organizations": _organizations,
@@ -117,6 +145,7 @@ ROWS: dict[str, Callable[[FleetPart], Iterator[tuple[Any, ...]]]] = {
     "node_pools": _node_pools,
     "projects": _projects,
     "namespaces": _namespaces,
+    "infrastructure_resources": _resources,
 }
 
 
@@ -177,6 +206,7 @@ def write_fleet(conn: psycopg.Connection[Any], fleet: Fleet) -> WrittenCounts:
         node_pools=list(fleet.node_pools),
         projects=list(fleet.projects),
         namespaces=list(fleet.namespaces),
+        resources=list(fleet.resources),
     )
     return write_parts(conn, [part])
 

@@ -106,7 +106,7 @@ def row_is_stale(row: queries.ClusterRow, now: datetime) -> bool:
     return clusterstatus.is_stale(
         ready=ready,
         observed=row.observed,
-        ready_since=row.shoot_status_changed,
+        ready_since=row.ready_since,
         interval_seconds=row.inventory_interval_seconds,
         collector_since=row.inventory_since,
         now=now,
@@ -302,6 +302,7 @@ def infrastructure_resource(row: queries.ResourceRow) -> fleet_pb2.Infrastructur
         created=row.created,
         last_seen=row.last_seen,
         destroyed=row.destroyed,
+        destroyed_reason=text(row.destroyed_reason),
     )
 
 

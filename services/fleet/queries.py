@@ -105,6 +105,8 @@ class ClusterRow:
     sync_error: str | None
     sync_updated: datetime | None
     shoot_message: str | None
+    ready_since: datetime | None
+    """When the shoot entered the ready set (ready or unhealthy); None outside it (migration 0007)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +275,7 @@ class ResourceRow:
     created: datetime
     last_seen: datetime
     destroyed: datetime | None
+    destroyed_reason: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,7 +85,7 @@ WHERE (%(include_deleted)s::boolean OR (cluster.deleted IS NULL AND NOT cluster.
           tenant.cluster_is_ready(
               cluster.deleted IS NOT NULL, cluster.organization_deleted, cluster.organization_id, cluster.shoot_status
           ),
-          cluster.observed, cluster.shoot_status_changed, cluster.inventory_interval_seconds,
+          cluster.observed, cluster.ready_since, cluster.inventory_interval_seconds,
           cluster.inventory_since, %(now)s::timestamptz
       ))
   AND (cluster.name, cluster.id) > (%(after_name)s::text, %(after_id)s::uuid)
@@ -197,7 +197,8 @@ SELECT r.id,
        r.billable,
        r.created,
        r.last_seen,
-       r.destroyed
+       r.destroyed,
+       r.destroyed_reason
 FROM tenant.infrastructure_resources AS r
 JOIN tenant.clusters AS c ON c.id = r.cluster_id
 JOIN tenant.organizations AS o ON o.id = c.organization_id
@@ -246,7 +247,7 @@ live_projects_of_dead_clusters AS MATERIALIZED (
 ),
 live_clusters AS (
     SELECT tenant.cluster_is_ready(false, false, c.organization_id, s.shoot_status) AS ready,
-           s.shoot_status_changed,
+           s.ready_since,
            snap.observed,
            snap.nodes,
            snap.ready_nodes,
@@ -270,7 +271,7 @@ cluster_totals AS (
            coalesce(sum(l.cpu_allocatable_millicores) FILTER (WHERE l.ready), 0) AS cpu_allocatable_millicores,
            coalesce(sum(l.memory_allocatable_bytes) FILTER (WHERE l.ready), 0) AS memory_allocatable_bytes,
            count(*) FILTER (WHERE tenant.snapshot_is_stale(
-               l.ready, l.observed, l.shoot_status_changed,
+               l.ready, l.observed, l.ready_since,
                inventory.interval_seconds, inventory.first_completed, %(now)s::timestamptz
            )) AS clusters_stale
     FROM live_clusters AS l

@@ -14,7 +14,6 @@ from uuid import UUID
 
 # Kubernetes' own alphabet for generated name suffixes (no vowels, no look-alikes).
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_NOT_DNS = re.compile(r"[^a-z0-9-]+")
 
 # Pods every tenant namespace holds at least / at most (before terminal ones are counted).
 TENANT_PODS_MIN = 2
@@ -55,23 +54,6 @@ def encode_suffix(value: int, length: int = 5) -> str:
         value, index = divmod(value, len(_SUFFIX_ALPHABET))
         chars.append(_SUFFIX_ALPHABET[index])
     return "".join(chars)
-
-
-def dns_label(text: str, limit: int = 63) -> str:
-    """`text` lowered and reduced to a DNS label of at most `limit` characters."""
-    label = _NOT_DNS.sub("-", text.lower()).strip("-")[:limit].rstrip("-")
-    return label or "x"
-
-
-def namespace_kube_name(project_name: str, project_id: UUID, namespace_name: str) -> str:
-    """The cluster-side name of a tenant namespace.
-
-    Fundament's rule (`kubename.GenerateNamespace`): the sanitised project name cut to 8
-    characters, 4 characters of a hash of the project id, a dash, the namespace name. The hash
-    function is ours; the collector never relies on the name (it reads `fundament.io/namespace-id`).
-    """
-    project_part = dns_label(project_name, 8)
-    return dns_label(f"{project_part}{suffix(project_id, length=4)}-{namespace_name}")
 
 
 def tenant_pod_count(namespace_name: str) -> int:

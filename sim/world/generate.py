@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from uuid import UUID
 
-from common.naming import worker_name
+from common.naming import namespace_name, worker_name
 from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, ProjectSpec
 from sim.world import derive
 from sim.world.records import (
@@ -42,7 +42,8 @@ CERT_MANAGER_NAMESPACE = "cert-manager"
 DAEMONSETS = ("kube-proxy", "node-exporter")
 SYSTEM_DEPLOYMENTS = ("coredns", "coredns", "metrics-server", "vpn-shoot", "calico-kube-controllers")
 UNKNOWN_POOL = "legacy"
-DEFAULT_WORKER = WorkerSpec("worker", "standard-4", 1, 3, ("zone-a",))
+# Fundament gives a cluster without node pools one worker named `default`.
+DEFAULT_WORKER = WorkerSpec("default", "standard-4", 1, 3, ("zone-a",))
 CSI_DRIVER = "disk.csi.simulator"
 _NAME_SPACE = 27**5  # distinct five-character suffixes
 
@@ -100,9 +101,7 @@ class FleetIndex:
         tenants = self._tenants.get(cluster_id)
         if tenants is None:
             tenants = self._tenants[cluster_id] = tuple(
-                TenantNamespace(
-                    ns.name, derive.namespace_kube_name(project.name, project.id, ns.name), ns.id, project.id
-                )
+                TenantNamespace(ns.name, namespace_name(project.name, project.id, ns.name), ns.id, project.id)
                 for project in self._projects.get(cluster_id, ())
                 for ns in self._namespaces.get(project.id, ())
             )

@@ -448,7 +448,7 @@ class ListInfrastructureResourcesResponse(_message.Message):
     def __init__(self, resources: _Optional[_Iterable[_Union[InfrastructureResource, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class InfrastructureResource(_message.Message):
-    __slots__ = ("id", "cluster_id", "cluster_name", "organization_name", "resource_type", "resource_id", "name", "namespace", "billable", "created", "last_seen", "destroyed")
+    __slots__ = ("id", "cluster_id", "cluster_name", "organization_name", "resource_type", "resource_id", "name", "namespace", "billable", "created", "last_seen", "destroyed", "destroyed_reason")
     ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -461,6 +461,7 @@ class InfrastructureResource(_message.Message):
     CREATED_FIELD_NUMBER: _ClassVar[int]
     LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
     DESTROYED_FIELD_NUMBER: _ClassVar[int]
+    DESTROYED_REASON_FIELD_NUMBER: _ClassVar[int]
     id: str
     cluster_id: str
     cluster_name: str
@@ -473,4 +474,5 @@ class InfrastructureResource(_message.Message):
     created: _timestamp_pb2.Timestamp
     last_seen: _timestamp_pb2.Timestamp
     destroyed: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_name: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., name: _Optional[str] = ..., namespace: _Optional[str] = ..., billable: _Optional[bool] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    destroyed_reason: str
+    def __init__(self, id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_name: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., name: _Optional[str] = ..., namespace: _Optional[str] = ..., billable: _Optional[bool] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed_reason: _Optional[str] = ...) -> None: ...

@@ -21,7 +21,14 @@ const columns = [
   { label: "Last seen", cell: (r) => timeElement(r.lastSeen) },
   {
     label: "Destroyed",
-    cell: (r) => (r.destroyed ? timeElement(r.destroyed) : h("span", { class: "muted" }, "active")),
+    // How the end was decided: not_found (the inventory missed it), cluster_deleted, organization_deleted.
+    cell: (r) =>
+      r.destroyed
+        ? [
+            timeElement(r.destroyed),
+            r.destroyedReason ? h("span", { class: "muted destroyed-reason" }, ` ${r.destroyedReason.replaceAll("_", " ")}`) : null,
+          ]
+        : h("span", { class: "muted" }, "active"),
   },
 ];
 

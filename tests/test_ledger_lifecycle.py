@@ -1,0 +1,172 @@
+"""Ledger rows of clusters that are gone: closed once, by reconcile, with how it was decided.
+
+Against fleet-sim over TLS with the official client and real PostgreSQL: the inventory records a
+cluster's resources; the cluster is deleted; while the garden still lists its shoot (the deletion
+under way) the rows stay; once the shoot is gone, reconcile's next complete pass records every active
+row destroyed, reason `cluster_deleted` (or `organization_deleted`), exactly once. A cluster that is
+merely lost (live, shoot gone), hibernated or unreachable keeps its rows. The staff API shows the
+reason over gRPC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from fundament.fleet.v1 import fleet_pb2
+from psycopg_pool import AsyncConnectionPool
+
+from collector.kube.client import garden_client
+from collector.kube.errors import ServerError
+from collector.kube.garden import RealGardener
+from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
+from tests.fixtures.collector import Collector, shoot_key_of, write_kubeconfig
+from tests.fixtures.fleet_api import serving_fleet
+from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.sim import SimUnderTest
+
+
+class Reconcile:
+    def __init__(self, sim: SimUnderTest, pool: AsyncConnectionPool[Any], kubeconfig: Path) -> None:
+        self.sim, self.pool, self.kubeconfig = sim, pool, kubeconfig
+
+    async def once(self) -> ReconcileSummary:
+        gardener = RealGardener(await garden_client(self.kubeconfig, timeout_seconds=10))
+        try:
+            # No bound on deletions here: this file is about the ledger, not stuck deletions.
+            loop = ReconcileLoop(
+                pool=self.pool, gardener=gardener, interval_seconds=300, deletion_timeout_seconds=10**9
+            )
+            return await loop.run_once()
+        finally:
+            await gardener.close()
+
+
+@pytest.fixture
+def reconcile(sim: SimUnderTest, sim_worker_pool: AsyncConnectionPool[Any], tmp_path: Path) -> Reconcile:
+    return Reconcile(sim, sim_worker_pool, write_kubeconfig(tmp_path / "garden-reconcile.yaml", sim.garden_kubeconfig))
+
+
+def planted_leftovers(sim: SimUnderTest) -> dict[str, int]:
+    """What a first pass closes of the seed's own: the planted deleted cluster's rows."""
+    return {"cluster_deleted": len(sim.fleet.resources)}
+
+
+def ledger(database: TestDatabase, cluster_id: UUID) -> list[tuple[UUID, datetime | None, str | None]]:
+    with database.admin() as admin:
+        rows = admin.execute(
+            "SELECT id, destroyed, destroyed_reason FROM tenant.infrastructure_resources WHERE cluster_id = %s"
+            " ORDER BY id",
+            (cluster_id,),
+        ).fetchall()
+    return [(r[0], r[1], r[2]) for r in rows]  # type: ignore[misc]
+
+
+def active(database: TestDatabase, cluster_id: UUID) -> int:
+    return sum(1 for _, destroyed, _ in ledger(database, cluster_id) if destroyed is None)
+
+
+def delete_cluster(database: TestDatabase, cluster_id: UUID) -> None:
+    """What the provisioning side does first: the row is deleted, the shoot's deletion begins."""
+    with database.admin() as admin:
+        admin.execute("UPDATE tenant.clusters SET deleted = now() WHERE id = %s", (cluster_id,))
+        admin.execute(
+            "UPDATE tenant.cluster_sync_state SET shoot_status = 'deleting', shoot_operation = 'delete',"
+            " shoot_status_changed = now() WHERE cluster_id = %s",
+            (cluster_id,),
+        )
+
+
+async def test_a_deleted_clusters_rows_close_once_its_shoot_is_gone(
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase, reconcile: Reconcile
+) -> None:
+    [cluster, bystander] = await sim_collector.few(2)
+    await sim_collector.round([cluster, bystander])
+    before = active(sim_database, cluster.id)
+    assert before > 0, "the inventory recorded the cluster's resources"
+    key = shoot_key_of(sim, cluster.id)
+
+    delete_cluster(sim_database, cluster.id)
+    summary = await reconcile.once()
+    assert active(sim_database, cluster.id) == before, "the shoot is still listed: the deletion is under way"
+    assert summary.ledger_closed == planted_leftovers(sim), "only the seed's planted leftovers closed"
+
+    sim.control.delete_shoot(key)
+    sim.control.fault("garden", "500", resource="shoots")
+    with pytest.raises(ServerError):
+        await reconcile.once()
+    assert active(sim_database, cluster.id) == before, "a failed listing decides nothing"
+    sim.control.clear_faults()
+
+    summary = await reconcile.once()
+    assert summary.ledger_closed == {"cluster_deleted": before}
+    rows = ledger(sim_database, cluster.id)
+    assert all(destroyed is not None for _, destroyed, _ in rows)
+    closed = [(row_id, destroyed) for row_id, destroyed, reason in rows if reason == "cluster_deleted"]
+    assert len(closed) == before
+    assert active(sim_database, bystander.id) > 0, "other clusters keep their rows"
+
+    again = await reconcile.once()
+    assert again.ledger_closed == {}
+    assert [(r, d) for r, d, reason in ledger(sim_database, cluster.id) if reason == "cluster_deleted"] == closed
+
+    # The staff API tells how each row's end was decided.
+    async with serving_fleet(sim_database.dsn("fun_platform_admin_api")) as (_, clients):
+        answer = await clients.call(
+            "grpc",
+            "ListInfrastructureResources",
+            fleet_pb2.ListInfrastructureResourcesRequest(cluster_id=str(cluster.id), include_destroyed=True),
+        )
+    shown = {r.id: r for r in answer.resources}
+    assert {str(row_id) for row_id, _ in closed} <= set(shown)
+    assert all(shown[str(row_id)].destroyed_reason == "cluster_deleted" for row_id, _ in closed)
+    assert all(shown[str(row_id)].HasField("destroyed") for row_id, _ in closed)
+
+
+async def test_a_deleted_organizations_cluster_closes_as_organization_deleted(
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase, reconcile: Reconcile
+) -> None:
+    [cluster] = await sim_collector.few(1)
+    await sim_collector.round([cluster])
+    before = active(sim_database, cluster.id)
+    with sim_database.admin() as admin:
+        admin.execute("UPDATE tenant.organizations SET deleted = now() WHERE id = %s", (cluster.organization_id,))
+    await reconcile.once()
+    assert active(sim_database, cluster.id) == before, "its shoot still runs"
+    sim.control.delete_shoot(shoot_key_of(sim, cluster.id))
+    summary = await reconcile.once()
+    assert summary.ledger_closed.get("organization_deleted", 0) >= before
+    assert {reason for _, _, reason in ledger(sim_database, cluster.id)} == {"organization_deleted"}
+
+
+async def test_lost_hibernated_and_unreachable_clusters_keep_their_rows(
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase, reconcile: Reconcile
+) -> None:
+    lost, hibernated, unreachable = await sim_collector.few(3)
+    await sim_collector.round([lost, hibernated, unreachable])
+    counts = {c.id: active(sim_database, c.id) for c in (lost, hibernated, unreachable)}
+    assert all(counts.values())
+    sim.control.delete_shoot(shoot_key_of(sim, lost.id))  # live cluster, shoot gone: LOST, not deleted
+    sim.control.hibernate(shoot_key_of(sim, hibernated.id))
+    sim.control.fault(shoot_key_of(sim, unreachable.id), "500")
+    summary = await reconcile.once()
+    await sim_collector.round([hibernated, unreachable])
+    assert summary.ledger_closed == planted_leftovers(sim)
+    assert {c.id: active(sim_database, c.id) for c in (lost, hibernated, unreachable)} == counts
+
+
+async def test_the_seeds_planted_deletion_leaves_rows_the_first_pass_closes(
+    sim: SimUnderTest, sim_database: TestDatabase, reconcile: Reconcile
+) -> None:
+    cluster_id = UUID(sim.fleet.notes["planted.deleted_cluster_ledger"])
+    assert active(sim_database, cluster_id) == len(sim.fleet.resources) == 3
+    summary = await reconcile.once()
+    assert summary.ledger_closed == {"cluster_deleted": 3}
+    assert summary.as_details()["ledger_closed"] == {"cluster_deleted": 3}
+    assert "ledger rows of gone clusters closed: cluster_deleted 3" in summary.render()
+    rows = ledger(sim_database, cluster_id)
+    assert [reason for _, _, reason in rows] == ["cluster_deleted"] * 3
+    assert (await reconcile.once()).ledger_closed == {}
