@@ -4,7 +4,11 @@ connectrpc's google-protobuf JSON codec pretty-prints (`MessageToJson`, indent 2
 doubles the bytes of a list response. `CompactJsonCodec` writes proto3 JSON (field names in
 lowerCamelCase, int64 as strings) with orjson and no whitespace. Scalars without presence are written
 even when zero (`"clusters":0`), which the proto3 JSON mapping allows, so a page reading the JSON with
-plain `fetch` needs no knowledge of proto defaults. Decoding is connectrpc's own.
+plain `fetch` needs no knowledge of proto defaults. Decoding is connectrpc's own, made strict: the
+library ignores unknown fields by default, and protobuf's JSON parser then drops unknown enum names as
+well (`{"statuses":["NOT_A_STATUS"]}` would read as "no filter", widening the answer). Strict, both
+are `INVALID_ARGUMENT`, the proto3 JSON mapping's default. Unknown enum numbers (binary, or a number
+in JSON) stay in the message and are refused by each service's own validation.
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ M = TypeVar("M", bound=Message)
 
 
 class CompactJsonCodec(ProtoJSONCodec[M]):
-    """Proto3 JSON without whitespace, zero scalars included."""
+    """Proto3 JSON without whitespace, zero scalars included; strict decoding (unknown names refused)."""
+
+    def __init__(self) -> None:
+        super().__init__(ignore_unknown_fields=False)
 
     def encode(self, message: Message) -> bytes:
         return orjson.dumps(MessageToDict(message, always_print_fields_with_no_presence=True))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp
 
 from common.health import Readiness, operations_routes
+from services.common.serving.refusals import RefusalLayer
 
 # The headers a browser may send to a Connect endpoint (Connect protocol plus our own).
 CONNECT_REQUEST_HEADERS = (
@@ -31,8 +32,16 @@ def http_app(
     origins: Sequence[str],
     allow_credentials: bool,
     extra_request_headers: Sequence[str] = (),
+    methods: Collection[str] = (),
 ) -> Starlette:
-    """The HTTP port: the Connect app under its service path behind CORS, plus the operations routes."""
+    """The HTTP port: the Connect app under its service path behind CORS, plus the operations routes.
+
+    `RefusalLayer` comes first: it refuses what would break inside the Connect library (non-UTF-8
+    headers, gRPC over HTTP/1.1), labelling its metrics with `methods` (the service's method names).
+    """
+    refusals = Middleware(
+        RefusalLayer, service_name=mount_path.strip("/"), mount_path=mount_path, methods=tuple(methods)
+    )
     cors = Middleware(
         CORSMiddleware,
         allow_origins=list(origins),
@@ -43,4 +52,4 @@ def http_app(
         max_age=7200,
     )
     routes: list[BaseRoute] = [*operations_routes(readiness), Mount(mount_path, app=connect_app)]
-    return Starlette(routes=routes, middleware=[cors])
+    return Starlette(routes=routes, middleware=[refusals, cors])

@@ -125,6 +125,7 @@ async def serving_api(
                 origins=http.origins,
                 allow_credentials=shape.allow_credentials,
                 extra_request_headers=shape.extra_request_headers,
+                methods=[method.name for method in shape.service.methods],
             )
             grpc_handler = grpc_generic_handler(
                 parts.implementation, shape.service, parts.stack, headers_as_trailers=shape.headers_as_trailers
