@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 DB_DIR = Path(__file__).resolve().parent
 MIGRATIONS_DIR = DB_DIR / "migrations"
 ROLES_FILE = DB_DIR / "roles.sql"
+DATABASE_GRANTS_FILE = DB_DIR / "database_grants.sql"
 
 # pg_advisory_lock key: the bytes of "fleetmig" read as a signed 64-bit integer.
 ADVISORY_LOCK_KEY = int.from_bytes(b"fleetmig", "big", signed=True)
@@ -91,6 +92,15 @@ def apply_roles(conn: psycopg.Connection[Any]) -> None:
     conn.execute(ROLES_FILE.read_text())
 
 
+def apply_database_grants(conn: psycopg.Connection[Any]) -> None:
+    """The database-level privileges (`db/database_grants.sql`) of the database `conn` is connected to.
+
+    Run by every `migrate()`, and by whoever creates a database from a migrated template (the
+    database's own ACL does not travel with a template's contents). Needs the owner or a superuser.
+    """
+    conn.execute(DATABASE_GRANTS_FILE.read_text())
+
+
 def fresh_database(superuser_dsn: str, name: str) -> str:
     """The roles present and database `name` created anew (dropped first if it exists, sessions and
     all) and migrated to the latest version; returns the superuser DSN of that database."""
@@ -133,6 +143,7 @@ def migrate(dsn: str, *, target: int | None = None) -> list[int]:
                 conn.execute("ALTER TABLE fleet_meta.schema_migrations OWNER TO fun_owner")
                 dbname = conn.info.dbname
                 conn.execute(sql.SQL("GRANT CREATE ON DATABASE {} TO fun_owner").format(sql.Identifier(dbname)))
+                apply_database_grants(conn)
             done = applied_versions(conn)
             for migration in available():
                 if target is not None and migration.version > target:

@@ -32,6 +32,8 @@ WORKER_TABLES = {
     "tenant.drift_findings",
     "tenant.infrastructure_resources",
 }
+# The row the reconcile pass locks (only the worker may UPDATE it, so only the worker can lock it).
+LOCK_TABLE = "tenant.worker_locks"
 MODEL_TABLES = {
     "tenant.organizations",
     "tenant.clusters",
@@ -90,7 +92,7 @@ def executable(conn: psycopg.Connection[tuple[object, ...]], role: str) -> set[s
 def test_the_catalog_holds_every_table_this_matrix_names(database: TestDatabase) -> None:
     with database.admin() as conn:
         found = set(relations(conn))
-    assert found >= WORKER_TABLES | MODEL_TABLES
+    assert found >= WORKER_TABLES | MODEL_TABLES | {LOCK_TABLE}
     assert "fleet_meta.schema_migrations" in found
 
 
@@ -149,6 +151,7 @@ def test_worker_writes_only_its_tables_and_deletes_nothing(database: TestDatabas
         held = {name: granted(conn, WORKER, oid) for name, oid in everything.items()}
     expected = {name: {"SELECT", "INSERT", "UPDATE"} for name in WORKER_TABLES}
     expected |= {name: {"SELECT"} for name in MODEL_TABLES}
+    expected[LOCK_TABLE] = {"SELECT", "UPDATE"}
     assert {name: privileges for name, privileges in held.items() if privileges} == expected
 
 

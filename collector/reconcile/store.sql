@@ -5,8 +5,9 @@
 
 -- name: lock_pass
 -- Called first in every pass: one pass at a time (the loop and `cluster-worker reconcile --once` may
--- overlap), held until the transaction ends.
-SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('fleet-inventory.reconcile'))
+-- overlap), held until the transaction ends. A row lock, not an advisory lock: taking it needs UPDATE
+-- on tenant.worker_locks, which only the worker role has, so no other role can hold it against us.
+UPDATE tenant.worker_locks SET last_taken = statement_timestamp() WHERE name = 'reconcile' RETURNING name
 
 -- name: create_listed_stage
 -- Called by stage_shoots: the shoots of this listing, dropped when the transaction ends.
