@@ -67,7 +67,7 @@ async def lock_pass(conn: psycopg.AsyncConnection[Any]) -> None:
     """Wait until no other pass holds the reconcile lock; it is released when the transaction ends."""
     cur = await conn.execute(_q("lock_pass").sql)
     if await cur.fetchone() is None:
-        raise RuntimeError("tenant.worker_locks has no 'reconcile' row: the database is not migrated (fleet db migrate)")
+        raise RuntimeError("tenant.worker_locks has no 'reconcile' row: run fleet db migrate")
 
 
 async def stage_shoots(conn: psycopg.AsyncConnection[Any], shoots: Iterable[ShootObservation]) -> None:
