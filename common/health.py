@@ -29,6 +29,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
+from common.http_limits import HttpLimits, uvicorn_limits
+
 logger = logging.getLogger(__name__)
 
 
@@ -118,8 +120,17 @@ def bind_tcp(host: str, port: int) -> socket.socket:
 class HttpServer:
     """One ASGI app served by uvicorn in the running event loop, on a socket of its own."""
 
-    def __init__(self, app: ASGIApp, sock: socket.socket, *, name: str, graceful_seconds: float = 5.0) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        sock: socket.socket,
+        *,
+        name: str,
+        graceful_seconds: float = 5.0,
+        limits: HttpLimits | None = None,
+    ) -> None:
         self._app = app
+        self._limits = limits or HttpLimits()
         self._sock = sock
         self._name = name
         self._graceful_seconds = graceful_seconds
@@ -139,6 +150,7 @@ class HttpServer:
             log_config=None,
             access_log=False,
             timeout_graceful_shutdown=math.ceil(self._graceful_seconds),
+            **uvicorn_limits(self._limits),
         )
         self._server = QuietServer(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[self._sock]))

@@ -8,8 +8,10 @@ Every variable is listed in the README's configuration table.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from common.http_limits import HttpLimits
 
 # The demo's embedded server (`fleet db up`): what every default DATABASE_URL points at.
 LOCAL_DATABASE_HOST = "127.0.0.1"
@@ -132,6 +134,41 @@ class DatabaseSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class GrpcLimits:
+    """What the gRPC port allows a client: HTTP/2 streams, calls in progress, connection lifetimes.
+
+    The stream limit is announced in SETTINGS; streams a client opens and resets at once (rapid
+    reset) still count until gRPC core has dropped them, and calls beyond the in-progress limit are
+    answered RESOURCE_EXHAUSTED before any handler runs, so neither grows the process without bound.
+    """
+
+    max_concurrent_streams: int = 100
+    """GRPC_MAX_CONCURRENT_STREAMS: streams one connection may have open at once."""
+    max_concurrent_rpcs: int = 200
+    """GRPC_MAX_CONCURRENT_RPCS: calls the whole server runs at once; more are RESOURCE_EXHAUSTED."""
+    max_connection_idle_seconds: int = 300
+    """GRPC_MAX_CONNECTION_IDLE: a connection without calls for this long is closed (GOAWAY)."""
+    max_connection_age_seconds: int = 1800
+    """GRPC_MAX_CONNECTION_AGE: a connection is asked to go away after this long (calls get SHUTDOWN_GRACE)."""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> GrpcLimits:
+        default = cls()
+        return cls(
+            max_concurrent_streams=env_int(
+                env, "GRPC_MAX_CONCURRENT_STREAMS", default.max_concurrent_streams, minimum=1
+            ),
+            max_concurrent_rpcs=env_int(env, "GRPC_MAX_CONCURRENT_RPCS", default.max_concurrent_rpcs, minimum=1),
+            max_connection_idle_seconds=env_int(
+                env, "GRPC_MAX_CONNECTION_IDLE", default.max_connection_idle_seconds, minimum=1
+            ),
+            max_connection_age_seconds=env_int(
+                env, "GRPC_MAX_CONNECTION_AGE", default.max_connection_age_seconds, minimum=1
+            ),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class HttpSettings:
     """Where an API listens: Connect, health and metrics on one port, gRPC on another."""
 
@@ -145,17 +182,28 @@ class HttpSettings:
     """Browser origins CORS allows (CONSOLE_ORIGINS or DCIM_ORIGINS)."""
     shutdown_grace_seconds: float = 5.0
     """SHUTDOWN_GRACE: seconds in-flight calls get after SIGTERM."""
+    limits: HttpLimits = field(default_factory=HttpLimits)
+    """HTTP_HEAD_TIMEOUT, HTTP_IDLE_TIMEOUT, HTTP_MAX_CONNECTIONS: what the HTTP port allows a client."""
+    grpc_limits: GrpcLimits = field(default_factory=GrpcLimits)
+    """GRPC_MAX_CONCURRENT_STREAMS, GRPC_MAX_CONCURRENT_RPCS, GRPC_MAX_CONNECTION_IDLE, GRPC_MAX_CONNECTION_AGE."""
 
     @classmethod
     def from_env(
         cls, env: Mapping[str, str], *, http_port: int, grpc_port: int, origins_var: str, origins: tuple[str, ...]
     ) -> HttpSettings:
+        http = HttpLimits()
         return cls(
             host=env_str(env, "BIND_HOST", "127.0.0.1"),
             http_port=env_int(env, "HTTP_PORT", http_port, minimum=0),
             grpc_port=env_int(env, "GRPC_PORT", grpc_port, minimum=0),
             origins=env_list(env, origins_var, origins),
             shutdown_grace_seconds=env_float(env, "SHUTDOWN_GRACE", 5.0, minimum=0),
+            limits=HttpLimits(
+                head_timeout_seconds=env_float(env, "HTTP_HEAD_TIMEOUT", http.head_timeout_seconds, minimum=0.1),
+                idle_timeout_seconds=env_int(env, "HTTP_IDLE_TIMEOUT", http.idle_timeout_seconds, minimum=1),
+                max_connections=env_int(env, "HTTP_MAX_CONNECTIONS", http.max_connections, minimum=2),
+            ),
+            grpc_limits=GrpcLimits.from_env(env),
         )
 
 

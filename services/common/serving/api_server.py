@@ -14,9 +14,23 @@ from grpc_reflection.v1alpha import reflection
 from starlette.types import ASGIApp
 
 from common.health import HttpServer, Readiness, bind_tcp
-from common.settings import HttpSettings
+from common.settings import GrpcLimits, HttpSettings
 
 logger = logging.getLogger(__name__)
+
+
+def grpc_limit_options(limits: GrpcLimits, grace_seconds: float) -> tuple[tuple[str, int], ...]:
+    """gRPC core's channel arguments for `limits`.
+
+    Keepalive pings are left to gRPC core's server defaults, which already enforce them: a client
+    pinging more often than every 5 minutes without calls gets GOAWAY after two strikes.
+    """
+    return (
+        ("grpc.max_concurrent_streams", limits.max_concurrent_streams),
+        ("grpc.max_connection_idle_ms", limits.max_connection_idle_seconds * 1000),
+        ("grpc.max_connection_age_ms", limits.max_connection_age_seconds * 1000),
+        ("grpc.max_connection_age_grace_ms", int(grace_seconds * 1000)),
+    )
 
 
 @dataclass
@@ -42,7 +56,11 @@ class ApiServer:
     _health_task: asyncio.Task[None] | None = field(init=False, default=None)
 
     async def start(self) -> None:
-        server = grpc.aio.server(options=tuple(self.grpc_options))
+        limits = self.settings.grpc_limits
+        server = grpc.aio.server(
+            options=(*grpc_limit_options(limits, self.settings.shutdown_grace_seconds), *self.grpc_options),
+            maximum_concurrent_rpcs=limits.max_concurrent_rpcs,
+        )
         server.add_generic_rpc_handlers(tuple(self.grpc_handlers))
         self._health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
@@ -61,6 +79,7 @@ class ApiServer:
             bind_tcp(self.settings.host, self.settings.http_port),
             name="HTTP",
             graceful_seconds=self.settings.shutdown_grace_seconds,
+            limits=self.settings.limits,
         )
         self.http_port = web.port
         await web.start()
