@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench import collector_fanout, collector_huge, fleet_api, overview_function, reconcile, sim_scale
+from bench import collector_fanout, collector_huge, fleet_api, overview_function, rapid_reset, reconcile, sim_scale
 from bench.table import Point, Row, Target
 
 SCALE_ORGANIZATIONS = overview_function.SCALE.organizations
@@ -406,6 +406,30 @@ def read_sim_scale(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
     return rows, []
 
 
+# -- issue 17: hostile input ------------------------------------------------------------------------
+
+
+def plan_rapid_reset(options: Options) -> list[Run]:
+    return [Run("rapid_reset", "bench.rapid_reset", ("--dsn", options.dsn), timeout_seconds=600.0)]
+
+
+def read_rapid_reset(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    _, f = largest(results)
+    livez = "answered" if f["livez_ok"] else "did NOT answer"
+    row = Row(
+        "rapid_reset",
+        f"staff API RSS after {f['streams']:,.0f} rapid-reset HTTP/2 streams",
+        f["final_rss_mb"],
+        "MB",
+        f"RSS after {f['checkpoint_streams']:,.0f}",
+        f["checkpoint_rss_mb"],
+        Target("<=", rapid_reset.TARGET_RATIO),
+        f"gRPC port, default limits; {f['streams_per_second']:,.0f} streams/s over {f['connections']:.0f} "
+        f"connection(s); /livez {livez} afterwards",
+    )
+    return [row], []
+
+
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("overview_function", plan_overview_function, read_overview_function),
     Benchmark("fleet_api", plan_fleet_api, read_fleet_api),
@@ -414,5 +438,6 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("collector_fanout", plan_collector_fanout, read_collector_fanout),
     Benchmark("reconcile", plan_reconcile, read_reconcile),
     Benchmark("sim_scale", plan_sim_scale, read_sim_scale),
+    Benchmark("rapid_reset", plan_rapid_reset, read_rapid_reset),
 )
 NAMES = tuple(b.name for b in BENCHMARKS)
