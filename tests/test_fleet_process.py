@@ -1,5 +1,5 @@
 """`platform-admin-api` as the process an operator runs: bad configuration, the schema check, JSON
-logs with the subject and request id, and a graceful SIGTERM.
+logs with the subject and request id, a graceful SIGTERM, and its client bounds set from the environment.
 """
 
 from __future__ import annotations
@@ -78,3 +78,36 @@ async def test_refuses_to_start_against_an_unmigrated_database(pg_server: PgServ
         drop_database(empty)
     assert rc == 1
     assert "schema is at version 0" in stderr
+
+
+async def test_the_process_takes_its_bounds_from_the_environment(shared_fleet_api: FleetApiUnderTest) -> None:
+    """HTTP_HEAD_TIMEOUT and HTTP_MAX_CONNECTIONS as an operator sets them: a slow head is cut off with
+    408 and logged once; connections over the limit get 503; bad headers are 400, logged once."""
+    env = environment(shared_fleet_api.database.dsn(ROLE), HTTP_HEAD_TIMEOUT="0.5", HTTP_MAX_CONNECTIONS="3")
+    port = int(env["HTTP_PORT"])
+    async with started(SCRIPT, env) as proc:
+        await proc.wait_for_log("listening", prefix=True)
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /livez HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: never-ends")
+        assert (await asyncio.wait_for(reader.read(), timeout=30)).startswith(b"HTTP/1.1 408 ")
+        writer.close()
+        await proc.wait_for_log("closed a connection whose request head took too long")
+        held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /livez HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        assert (await asyncio.wait_for(reader.readline(), timeout=30)).startswith(b"HTTP/1.1 503 ")
+        for _, w in [*held, (reader, writer)]:
+            w.close()
+        bad_header = f"POST {SUMMARY_PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 2\r\n".encode()
+        bad_header += b"content-type: application/json\r\nx-odd: caf\xe9\r\n\r\n{}"
+        for _ in range(300):  # until the server has noticed the held connections are gone
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(bad_header)
+            answer = await asyncio.wait_for(reader.read(), timeout=30)
+            writer.close()
+            if not answer.startswith(b"HTTP/1.1 503 "):
+                break
+            await asyncio.sleep(0.1)
+        assert answer.startswith(b"HTTP/1.1 400 ")
+        entry = await proc.wait_for_log("refused invalid_argument: a header value is not UTF-8")
+        assert entry["procedure"] == SUMMARY_PATH and entry["http_status"] == 400
