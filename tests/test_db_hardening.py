@@ -1,4 +1,4 @@
-"""The database boundary against a hostile process holding one of our roles (migration 0007).
+"""The database boundary against a hostile process holding one of our roles (migration 0008).
 
 Each property is checked for every service role from the catalog, and tried in practice:
 - only the worker can take the reconcile lock, and no other role can keep a pass from running;
@@ -65,7 +65,7 @@ WORKER_UPDATE_COLUMNS = {
         "deleted",
     },
     "drift_findings": {"cluster_id", "shoot_uid", "details", "last_detected", "resolved"},
-    "infrastructure_resources": {"resource_id", "last_seen", "destroyed"},
+    "infrastructure_resources": {"resource_id", "last_seen", "destroyed", "destroyed_reason"},
     "worker_locks": {"last_taken"},
 }
 LARGE_OBJECT_CREATORS = ("lo_create", "lo_creat", "lo_from_bytea", "lo_import")
@@ -270,8 +270,9 @@ def _closed_rows(database: TestDatabase) -> tuple[uuid.UUID, uuid.UUID]:
         resource = _scalar(
             conn,
             "INSERT INTO tenant.infrastructure_resources "
-            "(cluster_id, resource_type, name, billable, created, last_seen, destroyed) "
-            "VALUES (%s, 'kubernetes.node', 'n1', true, now() - interval '2 hours', now(), now()) RETURNING id",
+            "(cluster_id, resource_type, name, billable, created, last_seen, destroyed, destroyed_reason) "
+            "VALUES (%s, 'kubernetes.node', 'n1', true, now() - interval '2 hours', now(), now(), 'not_found') "
+            "RETURNING id",
             [cluster],
         )
     assert isinstance(finding, uuid.UUID) and isinstance(resource, uuid.UUID)
@@ -334,7 +335,8 @@ def test_open_findings_and_active_resources_still_move(seeded_database: TestData
         )
     with session(seeded_database, WORKER) as conn:
         moved = conn.execute(
-            "UPDATE tenant.infrastructure_resources SET last_seen = now(), destroyed = now() WHERE name = 'open-1'"
+            "UPDATE tenant.infrastructure_resources SET last_seen = now(), destroyed = now(), "
+            "destroyed_reason = 'not_found' WHERE name = 'open-1'"
         )
         assert moved.rowcount == 1
         moved = conn.execute(

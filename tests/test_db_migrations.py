@@ -185,7 +185,7 @@ def test_a_database_migrated_under_whole_file_checksums_is_up_to_date(empty_data
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("0009_gap.sql", "expected version"), ("7_bad.sql", "named NNNN_name.sql")],
+    [("9999_gap.sql", "expected version"), ("7_bad.sql", "named NNNN_name.sql")],
     ids=["gap", "bad-name"],
 )
 def test_misnamed_or_missing_files_are_refused(

@@ -1,4 +1,4 @@
--- 0007: a database boundary that holds against a hostile process holding one of our roles.
+-- 0008: a database boundary that holds against a hostile process holding one of our roles.
 --
 -- 1. The reconcile pass serialises on a row lock of tenant.worker_locks instead of an advisory lock.
 --    Any role may take any advisory lock, so the anonymous API could hold reconcile's and fail every
@@ -56,7 +56,8 @@ REVOKE UPDATE ON tenant.drift_findings FROM fun_cluster_worker;
 GRANT UPDATE (cluster_id, shoot_uid, details, last_detected, resolved) ON tenant.drift_findings TO fun_cluster_worker;
 
 REVOKE UPDATE ON tenant.infrastructure_resources FROM fun_cluster_worker;
-GRANT UPDATE (resource_id, last_seen, destroyed) ON tenant.infrastructure_resources TO fun_cluster_worker;
+GRANT UPDATE (resource_id, last_seen, destroyed, destroyed_reason) ON tenant.infrastructure_resources
+    TO fun_cluster_worker;
 
 -- A closed row (TG_ARGV[0] names the column that closed it) is never updated again.
 CREATE FUNCTION tenant.refuse_rewriting_history() RETURNS trigger
