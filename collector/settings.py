@@ -12,6 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from collector.kube.limits import (
+    DEFAULT_ANSWER_BYTES,
+    DEFAULT_ITEM_BYTES,
+    DEFAULT_LIST_BYTES,
+    MIB,
+    ResponseLimits,
+)
 from common.eventloop import DEFAULT_EVENT_LOOP, event_loop_from_env
 from common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env
 from common.settings import LOG_LEVELS, DatabaseSettings, SettingsError, env_choice, env_float, env_int, env_str
@@ -79,6 +86,10 @@ class InventorySettings:
     """Seconds recording a failed collection gets on top of INVENTORY_TIMEOUT (fixed, not a variable)."""
     shard: Shard = field(default_factory=Shard)
     """INVENTORY_SHARD: `i/N` collects only the clusters whose stable hash modulo N is i; default 0/1."""
+    limits: ResponseLimits = field(default_factory=ResponseLimits)
+    """INVENTORY_MAX_LIST_MIB, INVENTORY_MAX_ITEM_MIB, GARDENER_MAX_ANSWER_MIB: the answers' byte bounds."""
+    ledger_max_per_type: int = 10_000
+    """INVENTORY_LEDGER_MAX_PER_TYPE: resources of one type in one cluster the ledger records; more: not listed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +167,12 @@ class Settings:
                 workers=workers,
                 timeout_seconds=env_float(env, "INVENTORY_TIMEOUT", 30.0, minimum=0.1),
                 shard=Shard.parse("INVENTORY_SHARD", shard_raw) if shard_raw else Shard(),
+                limits=ResponseLimits(
+                    max_list_bytes=_mib(env, "INVENTORY_MAX_LIST_MIB", DEFAULT_LIST_BYTES),
+                    max_item_bytes=_mib(env, "INVENTORY_MAX_ITEM_MIB", DEFAULT_ITEM_BYTES),
+                    max_answer_bytes=_mib(env, "GARDENER_MAX_ANSWER_MIB", DEFAULT_ANSWER_BYTES),
+                ),
+                ledger_max_per_type=env_int(env, "INVENTORY_LEDGER_MAX_PER_TYPE", 10_000, minimum=1),
             ),
             reconcile=ReconcileSettings(
                 interval_seconds=reconcile_interval,
@@ -171,3 +188,8 @@ class Settings:
             event_loop=event_loop_from_env(env),
             gc_threshold=gc_threshold_from_env(env),
         )
+
+
+def _mib(env: Mapping[str, str], name: str, default_bytes: int) -> int:
+    """A byte bound given in MiB (fractions allowed: `1.5`), at least 64 KiB."""
+    return int(env_float(env, name, default_bytes / MIB, minimum=1 / 16) * MIB)

@@ -58,7 +58,9 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
         await require_schema(pool)
         if settings.gardener.mode == "real" and settings.gardener.kubeconfig is not None:
             client = await garden_client(
-                settings.gardener.kubeconfig, timeout_seconds=settings.gardener.request_timeout_seconds
+                settings.gardener.kubeconfig,
+                timeout_seconds=settings.gardener.request_timeout_seconds,
+                limits=settings.inventory.limits,
             )
             gardener: Gardener = RealGardener(client)
         else:
@@ -84,7 +86,12 @@ def build_reader(worker: Worker) -> ClusterReader:
         clock=worker.clock,
     )
     return GardenReader(
-        worker.gardener, credentials, sources=SOURCES, timeout_seconds=settings.inventory.timeout_seconds
+        worker.gardener,
+        credentials,
+        sources=SOURCES,
+        timeout_seconds=settings.inventory.timeout_seconds,
+        limits=settings.inventory.limits,
+        ledger_max_per_type=settings.inventory.ledger_max_per_type,
     )
 
 

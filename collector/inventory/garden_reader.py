@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from collector.inventory.reading import ClusterRow, CredentialFailed, NoShoot, Reading
-from collector.inventory.shoot import read_shoot
+from collector.inventory.shoot import DEFAULT_LEDGER_MAX_PER_TYPE, read_shoot
 from collector.inventory.sources import LedgerSource
 from collector.kube.client import shoot_client
 from collector.kube.credential_cache import CredentialCache
 from collector.kube.errors import KubeError, Unauthorized
 from collector.kube.garden import Gardener, ShootRef, shoot_refs
+from collector.kube.limits import DEFAULT_LIMITS, ResponseLimits
 from common.labels import CLUSTER_ID_LABEL
 
 logger = logging.getLogger(__name__)
@@ -37,6 +38,8 @@ class GardenReader:
         sources: Sequence[LedgerSource],
         timeout_seconds: float,
         page_size: int = 500,
+        limits: ResponseLimits = DEFAULT_LIMITS,
+        ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE,
     ) -> None:
         self._gardener = gardener
         self._credentials = credentials
@@ -45,6 +48,8 @@ class GardenReader:
         # A ledger source gets half the cluster's budget, so a hung CRD cannot cost the snapshot.
         self._ledger_timeout_seconds = timeout_seconds / 2
         self._page_size = page_size
+        self._limits = limits
+        self._ledger_max_per_type = ledger_max_per_type
         self._refs: dict[UUID, ShootRef] = {}
         self._garden_error: str | None = None
 
@@ -82,9 +87,14 @@ class GardenReader:
                 credential = await self._credentials.get(cluster.id, ref)
             except KubeError as e:
                 raise CredentialFailed(f"cannot get a credential for shoot {ref}: {e}") from e
-            client = shoot_client(credential, timeout_seconds=self._timeout_seconds, name=str(ref))
+            client = shoot_client(credential, timeout_seconds=self._timeout_seconds, name=str(ref), limits=self._limits)
             try:
-                return await read_shoot(client, self._sources, ledger_timeout_seconds=self._ledger_timeout_seconds)
+                return await read_shoot(
+                    client,
+                    self._sources,
+                    ledger_timeout_seconds=self._ledger_timeout_seconds,
+                    ledger_max_per_type=self._ledger_max_per_type,
+                )
             except Unauthorized:
                 if attempt == 2:
                     raise

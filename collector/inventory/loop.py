@@ -32,7 +32,7 @@ from psycopg_pool import AsyncConnectionPool
 from collector.inventory import metrics, store
 from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
 from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
-from collector.inventory.sources import Unlisted
+from collector.inventory.sources import OVER_CAP, Unlisted
 from collector.kube.errors import KubeError, truncate
 from collector.settings import LIVENESS_INTERVALS, InventorySettings, Shard
 from common.clock import Clock, utc_now
@@ -205,6 +205,8 @@ class InventoryLoop:
             metrics.LEDGER_CHANGES.labels(resource_type, "destroyed").inc(counts.destroyed)
         for resource_type, unlisted in ledger.unlisted.items():
             metrics.LEDGER_UNLISTED.labels(resource_type, unlisted.reason).inc()
+            if unlisted.reason == OVER_CAP:
+                metrics.LEDGER_OVER_CAP.labels(resource_type).inc()
             logger.info(
                 "ledger source not listed; its type is left as it was",
                 extra={**context, "resource_type": resource_type, "reason": unlisted.reason, "error": unlisted.message},

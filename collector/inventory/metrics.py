@@ -44,3 +44,8 @@ LEDGER_UNLISTED = Counter(
     "Ledger sources that could not be listed in a cluster (left untouched), by resource type and reason.",
     ["resource_type", "reason"],
 )
+LEDGER_OVER_CAP = Counter(
+    "fleet_inventory_ledger_over_cap",
+    "Ledger sources not recorded in a cluster because they held more than INVENTORY_LEDGER_MAX_PER_TYPE, by type.",
+    ["resource_type"],
+)

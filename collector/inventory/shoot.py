@@ -18,6 +18,11 @@ database does not know still count for the cluster.
 A failure of nodes, namespaces or pods fails the whole reading (nothing is stored). A ledger
 source's failure only marks that source `Unlisted`, bounded by its own shorter timeout, so a broken
 or missing CRD never costs the cluster its snapshot.
+
+What is kept while a list streams is bounded too, since a tenant can create as many objects as it
+likes: a ledger source stops at `ledger_max_per_type` resources (INVENTORY_LEDGER_MAX_PER_TYPE) and
+is then `Unlisted` with reason `over_cap` (its rows stay as they were), and pods are counted per
+tenant namespace only, so an endless list of pods in ever new namespaces costs nothing but time.
 """
 
 from __future__ import annotations
@@ -31,7 +36,15 @@ from typing import Any
 from uuid import UUID
 
 from collector.inventory.reading import Reading
-from collector.inventory.sources import NODES_PATH, Discovered, LedgerSource, SourceResult, Unlisted, sources_by_path
+from collector.inventory.sources import (
+    NODES_PATH,
+    OVER_CAP,
+    Discovered,
+    LedgerSource,
+    SourceResult,
+    Unlisted,
+    sources_by_path,
+)
 from collector.kube.client import METADATA_LIST, KubeClient
 from collector.kube.errors import BadResponse, KubeError
 from collector.kube.objects import KubeObject
@@ -45,6 +58,11 @@ PODS_PATH = "/api/v1/pods"
 # Running and pending pods; finished ones hold no resources.
 UNFINISHED_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 WATCH_CACHE = "0"
+DEFAULT_LEDGER_MAX_PER_TYPE = 10_000
+
+
+class _OverCap(Exception):
+    """Raised out of a fold to stop reading a list whose ledger type passed its cap."""
 
 
 @dataclass
@@ -110,42 +128,66 @@ def namespace_pods(labels: dict[str, str], pods_by_name: Counter[str]) -> dict[U
     return counts
 
 
-async def read_shoot(client: KubeClient, sources: Sequence[LedgerSource], *, ledger_timeout_seconds: float) -> Reading:
+def _over_cap(source: LedgerSource, path: str, cap: int) -> Unlisted:
+    return Unlisted(
+        OVER_CAP,
+        f"GET {path}: more than {cap} {source.kind} objects count for the ledger"
+        " (INVENTORY_LEDGER_MAX_PER_TYPE); left as it was",
+    )
+
+
+async def read_shoot(
+    client: KubeClient,
+    sources: Sequence[LedgerSource],
+    *,
+    ledger_timeout_seconds: float,
+    ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE,
+) -> Reading:
     """Read one shoot completely. Raises KubeError when nodes, namespaces or pods cannot be read."""
     start_requests = client.requests
-    namespaces: list[dict[str, Any]] = []
+    labels: dict[str, str] = {}
     await client.stream_list(
         NAMESPACES_PATH,
-        namespaces.extend,
+        lambda items: labels.update(tenant_namespaces(items)),
         query={"resourceVersion": WATCH_CACHE, "labelSelector": NAMESPACE_ID_LABEL},
         accept=METADATA_LIST,
     )
-    labels = tenant_namespaces(namespaces)
-    del namespaces
     tenants = frozenset(labels)
+    cap = ledger_max_per_type
 
     grouped = sources_by_path(sources)
     node_sources = grouped.pop(NODES_PATH, [])
-    found_on_nodes: list[Discovered] = []
+    found_on_nodes: dict[str, list[Discovered]] = {source.resource_type: [] for source in node_sources}
+    nodes_over_cap: set[str] = set()
     tally = NodeTally()
 
     def fold_nodes(items: list[dict[str, Any]]) -> None:
         tally.add(items)
         for source in node_sources:
-            found_on_nodes.extend(_discover(source, items, tenants))
+            if source.resource_type in nodes_over_cap:
+                continue
+            found = found_on_nodes[source.resource_type]
+            found.extend(_discover(source, items, tenants))
+            if len(found) > cap:  # the snapshot still counts every node; the ledger type is not listed
+                nodes_over_cap.add(source.resource_type)
+                found.clear()
 
     pods: Counter[str] = Counter()
+    all_pods = [0]
 
     def fold_pods(items: list[dict[str, Any]]) -> None:
+        all_pods[0] += len(items)
         # Counter.update over a generator runs its counting loop in C.
-        pods.update((item.get("metadata") or {}).get("namespace", "") for item in items)
+        pods.update(ns for ns in ((item.get("metadata") or {}).get("namespace", "") for item in items) if ns in tenants)
 
     ledger: dict[str, SourceResult] = {}
     # Small lists first: requests queue for the client's connection in this order, and a ledger
     # source's own timeout must not run out waiting behind 150,000 pods.
     jobs: list[Awaitable[Any]] = [
         *(
-            _list_sources(client, path, group, tenants=tenants, into=ledger, timeout_seconds=ledger_timeout_seconds)
+            _list_sources(
+                client, path, group, tenants=tenants, into=ledger, timeout_seconds=ledger_timeout_seconds, cap=cap
+            )
             for path, group in grouped.items()
         ),
         client.stream_list(NODES_PATH, fold_nodes, query={"resourceVersion": WATCH_CACHE}),
@@ -158,11 +200,14 @@ async def read_shoot(client: KubeClient, sources: Sequence[LedgerSource], *, led
     ]
     await _all_or_nothing(jobs)
     for source in node_sources:
-        ledger[source.resource_type] = tuple(d for d in found_on_nodes if d.resource_type == source.resource_type)
+        over = source.resource_type in nodes_over_cap
+        ledger[source.resource_type] = (
+            _over_cap(source, NODES_PATH, cap) if over else tuple(found_on_nodes[source.resource_type])
+        )
     return Reading(
         nodes=tally.nodes,
         ready_nodes=tally.ready,
-        pods=sum(pods.values()),
+        pods=all_pods[0],
         allocatable_pods=tally.allocatable_pods,
         cpu_allocatable_millicores=tally.cpu_millicores,
         memory_allocatable_bytes=tally.memory_bytes,
@@ -194,19 +239,40 @@ async def _list_sources(
     tenants: frozenset[str],
     into: dict[str, SourceResult],
     timeout_seconds: float,
+    cap: int,
 ) -> None:
-    """List one path for the ledger sources reading it; a failure marks them Unlisted, never raises KubeError."""
-    found: list[Discovered] = []
+    """List one path for the ledger sources reading it; a failure marks them Unlisted, never raises KubeError.
+
+    Once one of the sources found more than `cap` resources the list is not read further: those
+    over it are Unlisted with reason `over_cap`, and so are the others of the path (their list did
+    not arrive whole).
+    """
+    found: dict[str, list[Discovered]] = {source.resource_type: [] for source in group}
+    over: list[LedgerSource] = []
 
     def fold(items: list[dict[str, Any]]) -> None:
         for source in group:
-            found.extend(_discover(source, items, tenants))
+            kept = found[source.resource_type]
+            kept.extend(_discover(source, items, tenants))
+            if len(kept) > cap:
+                over.append(source)
+        if over:
+            found.clear()
+            raise _OverCap
 
     try:
         async with asyncio.timeout(timeout_seconds):
             await client.stream_list(
                 path, fold, query={"resourceVersion": WATCH_CACHE}, request_timeout_seconds=timeout_seconds
             )
+    except _OverCap:
+        for source in group:
+            into[source.resource_type] = (
+                _over_cap(source, path, cap)
+                if source in over
+                else Unlisted(OVER_CAP, f"GET {path}: not read whole, another type of it is over its cap")
+            )
+        return
     except KubeError as e:
         for source in group:
             into[source.resource_type] = Unlisted(e.reason, str(e))
@@ -216,7 +282,7 @@ async def _list_sources(
             into[source.resource_type] = Unlisted("timeout", f"GET {path}: no complete answer in {timeout_seconds:g} s")
         return
     for source in group:
-        into[source.resource_type] = tuple(d for d in found if d.resource_type == source.resource_type)
+        into[source.resource_type] = tuple(found[source.resource_type])
 
 
 async def _all_or_nothing(jobs: Sequence[Awaitable[Any]]) -> None:

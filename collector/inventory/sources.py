@@ -47,6 +47,9 @@ class Unlisted:
 
 SourceResult = tuple[Discovered, ...] | Unlisted
 
+# The Unlisted reason of a source that held more resources than INVENTORY_LEDGER_MAX_PER_TYPE.
+OVER_CAP = "over_cap"
+
 
 def _everything(obj: KubeObject, tenants: frozenset[str]) -> bool:
     return True

@@ -23,6 +23,12 @@ Timeouts and retries are explicit: every call passes `_request_timeout` (seconds
 request including the body), the client's own retries are off (`Configuration.retries = None`, no
 client-go retries), and the caller decides what to do about a failure.
 
+Every answer is bounded in bytes (kube/limits.py): bodies are asked for uncompressed and a
+compressed one is refused unread, lists stream through a splitter that bounds each item, answers
+parsed whole are read up to a cap, and a streamed list yields to the event loop after every chunk
+so one fast hostile server cannot starve the health port. Only `https` servers are spoken to and
+no redirect is ever followed: the bearer token goes to the server the credential names, nowhere else.
+
 Each failure is raised `from` what the client raised (or, for an HTTP status, from the client's own
 `ApiException` for it), with the server's message truncated; no caller ever sees `ApiException` or
 an aiohttp error.
@@ -32,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,10 +56,12 @@ from collector.kube.errors import (
     ConnectionFailed,
     KubeError,
     Timeout,
+    TooLarge,
     status_error_class,
     truncate,
 )
-from collector.kube.liststream import DEFAULT_BATCH_BYTES, Items, ListSplitter, MalformedList
+from collector.kube.limits import CREDENTIAL_ANSWER_BYTES, DEFAULT_LIMITS, ResponseLimits, describe_bytes
+from collector.kube.liststream import DEFAULT_BATCH_BYTES, Items, ItemTooLarge, ListSplitter, MalformedList
 from collector.kube.objects import ListMeta
 
 JSON = "application/json"
@@ -63,12 +71,38 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 
 _ERROR_BODY_LIMIT = 64 << 10
 _CHUNK = 1 << 20
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def require_https(server: str) -> None:
+    """Refuse a server that is not `https://`: a bearer token must never travel in cleartext."""
+    if not server.lower().startswith("https://"):
+        raise ConnectionFailed(f"the server {truncate(server, 80)!r} is not https; refusing to send it a credential")
 
 
 def _configuration(server: str) -> Configuration:
     cfg = Configuration(host=server)
     _explicit(cfg)
     return cfg
+
+
+async def _refuse_redirects(
+    request: aiohttp.ClientRequest,
+    handler: Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]],
+) -> aiohttp.ClientResponse:
+    """No redirect is followed, to this origin or another: the request's headers carry the credential.
+
+    The official client does not let its caller turn aiohttp's redirects off, so a session middleware
+    (which sees every hop before aiohttp follows it) stops at the first one.
+    """
+    response = await handler(request)
+    if response.status in _REDIRECTS:
+        location = response.headers.get("Location", "")
+        response.close()
+        raise BadResponse(
+            f"{request.method} {request.url.path}: {response.status} redirect to {truncate(location, 80)!r} refused"
+        )
+    return response
 
 
 def _explicit(cfg: Configuration) -> None:
@@ -79,7 +113,13 @@ def _explicit(cfg: Configuration) -> None:
     # No proxy or netrc lookups from the environment: aiohttp would do both in a thread for every
     # request (two thread hops each, a large part of the CPU of a small shoot). A kubeconfig's
     # `proxy-url` still applies.
-    cfg.client_session_kwargs = {"trust_env": False}
+    # Bodies are read as they were sent (`Accept-Encoding: identity` is asked for, and a compressed
+    # body is refused unread): aiohttp would otherwise inflate gzip on the event loop without bound.
+    cfg.client_session_kwargs = {
+        "trust_env": False,
+        "auto_decompress": False,
+        "middlewares": (_refuse_redirects,),
+    }
 
 
 # Connections one shoot client opens: one, kept alive for all of a collection's requests. Every
@@ -90,9 +130,18 @@ SHOOT_CONNECTIONS = 1
 
 
 def shoot_client(
-    credential: Credential, *, timeout_seconds: float, name: str = "", connections: int = SHOOT_CONNECTIONS
+    credential: Credential,
+    *,
+    timeout_seconds: float,
+    name: str = "",
+    connections: int = SHOOT_CONNECTIONS,
+    limits: ResponseLimits = DEFAULT_LIMITS,
 ) -> KubeClient:
-    """A client for one API server (a shoot's, or the garden's) from a credential held in memory."""
+    """A client for one API server (a shoot's, or the garden's) from a credential held in memory.
+
+    Raises ConnectionFailed for a server that is not https.
+    """
+    require_https(credential.server)
     cfg = _configuration(credential.server)
     cfg.connection_pool_maxsize = connections
     cfg.ca_cert_data = credential.ca_data
@@ -108,14 +157,16 @@ def shoot_client(
         cfg.cert_file = cfg.key_file = None
     else:
         api = ApiClient(cfg)
-    return KubeClient(api, server=credential.server, timeout_seconds=timeout_seconds, name=name)
+    return KubeClient(api, server=credential.server, timeout_seconds=timeout_seconds, name=name, limits=limits)
 
 
 # Requests to the garden at once at most: every worker may be minting a credential.
 GARDEN_CONNECTIONS = 100
 
 
-async def garden_client(kubeconfig: Path, *, timeout_seconds: float) -> KubeClient:
+async def garden_client(
+    kubeconfig: Path, *, timeout_seconds: float, limits: ResponseLimits = DEFAULT_LIMITS
+) -> KubeClient:
     """A client for the garden from a kubeconfig file.
 
     A kubeconfig with inline data (a token or a client certificate, what a service account or
@@ -130,11 +181,13 @@ async def garden_client(kubeconfig: Path, *, timeout_seconds: float) -> KubeClie
     try:
         credential = credential_from_kubeconfig(text, expires=None)
     except BadResponse:
-        return await _garden_client_from_loader(kubeconfig, timeout_seconds=timeout_seconds)
-    return shoot_client(credential, timeout_seconds=timeout_seconds, name="garden", connections=GARDEN_CONNECTIONS)
+        return await _garden_client_from_loader(kubeconfig, timeout_seconds=timeout_seconds, limits=limits)
+    return shoot_client(
+        credential, timeout_seconds=timeout_seconds, name="garden", connections=GARDEN_CONNECTIONS, limits=limits
+    )
 
 
-async def _garden_client_from_loader(kubeconfig: Path, *, timeout_seconds: float) -> KubeClient:
+async def _garden_client_from_loader(kubeconfig: Path, *, timeout_seconds: float, limits: ResponseLimits) -> KubeClient:
     cfg = _configuration("")
     try:
         await kube_config.load_kube_config(  # type: ignore[no-untyped-call]  # the client is partly unannotated
@@ -142,8 +195,9 @@ async def _garden_client_from_loader(kubeconfig: Path, *, timeout_seconds: float
         )
     except (OSError, OpenApiException, kube_config.ConfigException, yaml.YAMLError, KeyError, ValueError) as e:
         raise ConnectionFailed(f"cannot load the garden kubeconfig {kubeconfig}: {truncate(str(e))}") from e
+    require_https(cfg.host)
     _explicit(cfg)
-    return KubeClient(ApiClient(cfg), server=cfg.host, timeout_seconds=timeout_seconds, name="garden")
+    return KubeClient(ApiClient(cfg), server=cfg.host, timeout_seconds=timeout_seconds, name="garden", limits=limits)
 
 
 @dataclass
@@ -154,6 +208,7 @@ class KubeClient:
     server: str
     timeout_seconds: float
     name: str = ""
+    limits: ResponseLimits = DEFAULT_LIMITS
     requests: int = field(default=0, init=False)
     """Requests sent so far (for summaries and benchmarks)."""
 
@@ -185,9 +240,15 @@ class KubeClient:
     async def post(
         self, path: str, body: Mapping[str, Any], *, request_timeout_seconds: float | None = None
     ) -> dict[str, Any]:
-        """POST a JSON body, return the JSON answer (e.g. a subresource request). Raises KubeError."""
+        """POST a JSON body, return the JSON answer (a kubeconfig request: one object). Raises KubeError."""
         return await self._json(
-            "POST", path, query=None, accept=JSON, body=body, request_timeout_seconds=request_timeout_seconds
+            "POST",
+            path,
+            query=None,
+            accept=JSON,
+            body=body,
+            request_timeout_seconds=request_timeout_seconds,
+            max_bytes=min(CREDENTIAL_ANSWER_BYTES, self.limits.max_answer_bytes),
         )
 
     async def stream_list(
@@ -209,11 +270,23 @@ class KubeClient:
         response = await self._send(
             "GET", path, query=query, accept=accept, body=None, request_timeout_seconds=request_timeout_seconds
         )
-        splitter = ListSplitter(on_items, batch_bytes=batch_bytes)
+        limits = self.limits
+        splitter = ListSplitter(on_items, batch_bytes=batch_bytes, max_item_bytes=limits.max_item_bytes)
+        received = 0
         with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
             _require_json(response, what)
+            _require_size(response, what, limits.max_list_bytes, "INVENTORY_MAX_LIST_BYTES")
             async for chunk in response.content.iter_chunked(_CHUNK):
-                splitter.feed(chunk)
+                received += len(chunk)
+                if received > limits.max_list_bytes:
+                    raise _too_large(what, limits.max_list_bytes, "INVENTORY_MAX_LIST_BYTES")
+                try:
+                    splitter.feed(chunk)
+                except ItemTooLarge as e:
+                    raise TooLarge(f"{what}: {e} (INVENTORY_MAX_ITEM_BYTES)") from e
+                # A server that sends as fast as the collector parses would otherwise keep the loop:
+                # aiohttp hands out buffered chunks without suspending.
+                await asyncio.sleep(0)
             try:
                 rest = splitter.finish()
             except MalformedList as e:
@@ -259,14 +332,21 @@ class KubeClient:
         accept: str,
         body: Mapping[str, Any] | None,
         request_timeout_seconds: float | None,
+        max_bytes: int | None = None,
     ) -> dict[str, Any]:
         what = f"{method} {path}"
+        limit = self.limits.max_answer_bytes if max_bytes is None else max_bytes
         response = await self._send(
             method, path, query=query, accept=accept, body=body, request_timeout_seconds=request_timeout_seconds
         )
         with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
             _require_json(response, what)
-            raw = await response.read()
+            _require_size(response, what, limit, "GARDENER_MAX_ANSWER_BYTES")
+            raw = bytearray()
+            async for chunk in response.content.iter_chunked(_CHUNK):
+                raw += chunk
+                if len(raw) > limit:
+                    raise _too_large(what, limit, "GARDENER_MAX_ANSWER_BYTES")
         try:
             parsed = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
@@ -293,7 +373,7 @@ class KubeClient:
                 method=method,
                 resource_path=path,
                 query_params=list((query or {}).items()),
-                header_params={"Accept": accept, "Content-Type": JSON},
+                header_params={"Accept": accept, "Content-Type": JSON, "Accept-Encoding": "identity"},
                 body=dict(body) if body is not None else None,
                 auth_settings=["BearerToken"],
             )
@@ -313,6 +393,21 @@ def _require_json(response: aiohttp.ClientResponse, what: str) -> None:
     content_type = response.headers.get("Content-Type", "")
     if not content_type.startswith(JSON):
         raise BadResponse(f"{what}: expected JSON, got {truncate(content_type or 'no content type', 80)}")
+    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding not in {"", "identity"}:
+        raise BadResponse(
+            f"{what}: the body is compressed ({truncate(encoding, 40)}) though identity was asked for; refused unread"
+        )
+
+
+def _require_size(response: aiohttp.ClientResponse, what: str, limit: int, variable: str) -> None:
+    """Refuse before reading when the server announces a body over the bound."""
+    if response.content_length is not None and response.content_length > limit:
+        raise _too_large(what, limit, variable)
+
+
+def _too_large(what: str, limit: int, variable: str) -> TooLarge:
+    return TooLarge(f"{what}: response over {describe_bytes(limit)} ({variable}); not read further")
 
 
 def _list_meta(rest: Mapping[str, Any], what: str) -> ListMeta:

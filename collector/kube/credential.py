@@ -48,7 +48,11 @@ class Credential:
 def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -> Credential:
     """The current context of a kubeconfig with inline data (what Gardener mints).
 
-    Raises BadResponse when it is not such a kubeconfig (no context, files instead of data, exec plugins).
+    Parsed strictly, since a shoot's kubeconfig comes from an answer over the network: the server
+    must be `https://` (a bearer token never travels in cleartext), `insecure-skip-tls-verify` must
+    be a real YAML boolean (the string "false" is refused, never read as true), strings must be
+    strings. Raises BadResponse when it is not such a kubeconfig (no context, files instead of data,
+    exec plugins, a field of the wrong type).
     """
     try:
         doc = yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader, in C when libyaml is there
@@ -69,7 +73,18 @@ def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -
     ca = _b64(cluster.get("certificate-authority-data"), "certificate-authority-data")
     cert = _b64(user.get("client-certificate-data"), "client-certificate-data")
     key = _b64(user.get("client-key-data"), "client-key-data")
+    if not isinstance(cluster.get("server"), str) or not server.lower().startswith("https://"):
+        raise BadResponse(f"the kubeconfig's server {server[:80]!r} is not https; refusing to send it a credential")
+    insecure = cluster.get("insecure-skip-tls-verify", False)
+    if not isinstance(insecure, bool):
+        raise BadResponse(
+            f"the kubeconfig's insecure-skip-tls-verify is {type(insecure).__name__} {str(insecure)[:20]!r},"
+            " not a boolean; refused"
+        )
     token = user.get("token")
+    server_name = cluster.get("tls-server-name")
+    if not isinstance(token, str | None) or not isinstance(server_name, str | None):
+        raise BadResponse("the kubeconfig's token or tls-server-name is not a string")
     if token is None and cert is None:
         raise BadResponse("the kubeconfig carries neither a token nor a client certificate")
     if (cert is None) != (key is None):
@@ -77,11 +92,11 @@ def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -
     return Credential(
         server=server,
         ca_data=ca.decode() if ca else None,
-        token=str(token) if token is not None else None,
+        token=token,
         client_cert=cert,
         client_key=key,
-        insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
-        tls_server_name=cluster.get("tls-server-name"),
+        insecure=insecure,
+        tls_server_name=server_name,
         expires=expires,
     )
 

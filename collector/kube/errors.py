@@ -12,7 +12,8 @@ it.
      ├── Gone                  410: a continue token or resource version expired
      ├── ServerError           5xx and any other unexpected status
      ├── Timeout               no complete answer within the request's timeout
-     ├── BadResponse           a truncated, malformed or non-JSON body
+     ├── BadResponse           a truncated, malformed or non-JSON body, a redirect, a compressed body
+     ├── TooLarge              an answer over one of the byte bounds (kube/limits.py)
      └── ConnectionFailed      no connection (refused, reset, DNS, TLS)
 """
 
@@ -60,6 +61,12 @@ class Timeout(KubeError):
 
 class BadResponse(KubeError):
     reason = "bad_response"
+
+
+class TooLarge(KubeError):
+    """An answer broke one of the byte bounds; it was not read any further."""
+
+    reason = "too_large"
 
 
 class ConnectionFailed(KubeError):

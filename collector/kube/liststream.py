@@ -16,6 +16,10 @@ leaves an unbalanced batch that `orjson` refuses; the splitter then tries an ear
 that, stops splitting and parses the rest at the end (correct, just not bounded). A batch that parses
 is therefore always a run of whole items.
 
+Memory is bounded whatever the server sends: bytes that cannot be handed over (one item that never
+ends, or a list that could not be cut) may pile up to `batch_bytes + max_item_bytes`, then the
+list is refused with `ItemTooLarge`.
+
 The list's own fields (`metadata.resourceVersion`, `continue`) are parsed at the end from the
 bytes before the first item plus the bytes after the last batch. A body cut short therefore always
 fails at `finish()`, even when every batch before the cut parsed.
@@ -34,6 +38,8 @@ import orjson
 Items = list[dict[str, Any]]
 
 DEFAULT_BATCH_BYTES = 4 << 20
+# Twice etcd's default request size limit (1.5 MiB per object): an object's JSON can outgrow its stored form.
+DEFAULT_MAX_ITEM_BYTES = 3 << 20
 # Cuts to try, walking back from the last marker, before giving up on splitting this list.
 _CUT_ATTEMPTS = 3
 _ITEMS_KEY = re.compile(rb'"items"\s*:\s*\[\s*')
@@ -44,6 +50,10 @@ _TRAILING = b" \t\r\n,"
 
 class MalformedList(ValueError):
     """The body is not a JSON object (truncated, cut off, or not JSON at all)."""
+
+
+class ItemTooLarge(ValueError):
+    """One item (or a list that could not be cut into items) grew over the splitter's bound."""
 
 
 @contextmanager
@@ -66,9 +76,16 @@ def gc_paused() -> Iterator[None]:
 class ListSplitter:
     """Feed the bytes of one list response; receive its items in batches; get the list's own fields."""
 
-    def __init__(self, on_items: Callable[[Items], None], *, batch_bytes: int = DEFAULT_BATCH_BYTES) -> None:
+    def __init__(
+        self,
+        on_items: Callable[[Items], None],
+        *,
+        batch_bytes: int = DEFAULT_BATCH_BYTES,
+        max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES,
+    ) -> None:
         self._on_items = on_items
         self._batch_bytes = batch_bytes
+        self._max_item_bytes = max_item_bytes
         self._head: bytes | None = None  # everything up to and including `"items":[`
         self._buf = bytearray()  # after the head: unparsed items (each batch starts at an item start)
         self._marker: bytes | None = None
@@ -77,16 +94,30 @@ class ListSplitter:
         self.batches = 0
 
     def feed(self, chunk: bytes) -> None:
-        """Take the next bytes of the body; may hand over a batch of items."""
+        """Take the next bytes of the body; may hand over a batch of items.
+
+        Raises ItemTooLarge when more than `batch_bytes + max_item_bytes` could not be handed over.
+        """
         self._buf += chunk
         if self._head is None:
             found = _ITEMS_KEY.search(self._buf)
             if found is None:
+                self._check_bound()
                 return
             self._head = bytes(self._buf[: found.end()])
             del self._buf[: found.end()]
         if self._splitting and len(self._buf) >= self._batch_bytes:
             self._cut()
+        self._check_bound()
+
+    def _check_bound(self) -> None:
+        if len(self._buf) <= self._batch_bytes + self._max_item_bytes:
+            return
+        self._buf = bytearray()
+        mib = self._max_item_bytes / (1 << 20)
+        if self._splitting and self._head is not None:
+            raise ItemTooLarge(f"one item of the list is over {mib:g} MiB")
+        raise ItemTooLarge(f"the list could not be cut into items and is over {mib:g} MiB unparsed")
 
     def finish(self) -> dict[str, Any]:
         """Parse what is left; hand over the last items; return the list without its items.
