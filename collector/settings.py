@@ -12,13 +12,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collector.kube.limits import (
-    DEFAULT_ANSWER_BYTES,
-    DEFAULT_ITEM_BYTES,
-    DEFAULT_LIST_BYTES,
-    MIB,
-    ResponseLimits,
-)
 from common.eventloop import DEFAULT_EVENT_LOOP, event_loop_from_env
 from common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env
 from common.settings import LOG_LEVELS, DatabaseSettings, SettingsError, env_choice, env_float, env_int, env_str
@@ -31,6 +24,13 @@ LIVENESS_INTERVALS = 3
 DELETION_TIMEOUT_INTERVALS = 3
 GARDENER_MODES = ("mock", "real")
 CREDENTIAL_KINDS = ("admin", "viewer")
+
+MIB = 1 << 20
+# The answers' byte bounds (collector/kube/limits.py says how they are sized from Kubernetes' limits).
+DEFAULT_LIST_MIB = 512.0
+DEFAULT_ITEM_MIB = 3.0
+DEFAULT_ANSWER_MIB = 16.0
+DEFAULT_LEDGER_MAX_PER_TYPE = 10_000
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -86,9 +86,13 @@ class InventorySettings:
     """Seconds recording a failed collection gets on top of INVENTORY_TIMEOUT (fixed, not a variable)."""
     shard: Shard = field(default_factory=Shard)
     """INVENTORY_SHARD: `i/N` collects only the clusters whose stable hash modulo N is i; default 0/1."""
-    limits: ResponseLimits = field(default_factory=ResponseLimits)
-    """INVENTORY_MAX_LIST_MIB, INVENTORY_MAX_ITEM_MIB, GARDENER_MAX_ANSWER_MIB: the answers' byte bounds."""
-    ledger_max_per_type: int = 10_000
+    max_list_bytes: int = int(DEFAULT_LIST_MIB * MIB)
+    """INVENTORY_MAX_LIST_MIB: MiB of one list answer of a shoot (streamed, its items parsed in batches)."""
+    max_item_bytes: int = int(DEFAULT_ITEM_MIB * MIB)
+    """INVENTORY_MAX_ITEM_MIB: MiB of one item of a list."""
+    max_answer_bytes: int = int(DEFAULT_ANSWER_MIB * MIB)
+    """GARDENER_MAX_ANSWER_MIB: MiB of one answer parsed whole (a page of the garden's shoots)."""
+    ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE
     """INVENTORY_LEDGER_MAX_PER_TYPE: resources of one type in one cluster the ledger records; more: not listed."""
 
 
@@ -167,12 +171,12 @@ class Settings:
                 workers=workers,
                 timeout_seconds=env_float(env, "INVENTORY_TIMEOUT", 30.0, minimum=0.1),
                 shard=Shard.parse("INVENTORY_SHARD", shard_raw) if shard_raw else Shard(),
-                limits=ResponseLimits(
-                    max_list_bytes=_mib(env, "INVENTORY_MAX_LIST_MIB", DEFAULT_LIST_BYTES),
-                    max_item_bytes=_mib(env, "INVENTORY_MAX_ITEM_MIB", DEFAULT_ITEM_BYTES),
-                    max_answer_bytes=_mib(env, "GARDENER_MAX_ANSWER_MIB", DEFAULT_ANSWER_BYTES),
+                max_list_bytes=_mib(env, "INVENTORY_MAX_LIST_MIB", DEFAULT_LIST_MIB),
+                max_item_bytes=_mib(env, "INVENTORY_MAX_ITEM_MIB", DEFAULT_ITEM_MIB),
+                max_answer_bytes=_mib(env, "GARDENER_MAX_ANSWER_MIB", DEFAULT_ANSWER_MIB),
+                ledger_max_per_type=env_int(
+                    env, "INVENTORY_LEDGER_MAX_PER_TYPE", DEFAULT_LEDGER_MAX_PER_TYPE, minimum=1
                 ),
-                ledger_max_per_type=env_int(env, "INVENTORY_LEDGER_MAX_PER_TYPE", 10_000, minimum=1),
             ),
             reconcile=ReconcileSettings(
                 interval_seconds=reconcile_interval,
@@ -190,6 +194,6 @@ class Settings:
         )
 
 
-def _mib(env: Mapping[str, str], name: str, default_bytes: int) -> int:
+def _mib(env: Mapping[str, str], name: str, default: float) -> int:
     """A byte bound given in MiB (fractions allowed: `1.5`), at least 64 KiB."""
-    return int(env_float(env, name, default_bytes / MIB, minimum=1 / 16) * MIB)
+    return int(env_float(env, name, default, minimum=1 / 16) * MIB)

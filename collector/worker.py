@@ -23,6 +23,7 @@ from collector.inventory.sources import SOURCES
 from collector.kube.client import garden_client
 from collector.kube.credential_cache import CredentialCache, renew_margin
 from collector.kube.garden import Gardener, RealGardener
+from collector.kube.limits import ResponseLimits
 from collector.mock import MockGardener, MockReader
 from collector.reconcile.loop import ReconcileLoop
 from collector.settings import Settings
@@ -60,7 +61,7 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
             client = await garden_client(
                 settings.gardener.kubeconfig,
                 timeout_seconds=settings.gardener.request_timeout_seconds,
-                limits=settings.inventory.limits,
+                limits=response_limits(settings),
             )
             gardener: Gardener = RealGardener(client)
         else:
@@ -71,6 +72,16 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
             await gardener.close()
     finally:
         await pool.close()
+
+
+def response_limits(settings: Settings) -> ResponseLimits:
+    """The byte bounds of every answer the worker reads, from its settings."""
+    inventory = settings.inventory
+    return ResponseLimits(
+        max_list_bytes=inventory.max_list_bytes,
+        max_item_bytes=inventory.max_item_bytes,
+        max_answer_bytes=inventory.max_answer_bytes,
+    )
 
 
 def build_reader(worker: Worker) -> ClusterReader:
@@ -90,7 +101,7 @@ def build_reader(worker: Worker) -> ClusterReader:
         credentials,
         sources=SOURCES,
         timeout_seconds=settings.inventory.timeout_seconds,
-        limits=settings.inventory.limits,
+        limits=response_limits(settings),
         ledger_max_per_type=settings.inventory.ledger_max_per_type,
     )
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -40,13 +40,14 @@ WAIT_SECONDS = 60.0
 class Worker:
     """A cluster-worker subprocess whose JSON log lines are read as they come."""
 
-    def __init__(self, env: dict[str, str], *args: str) -> None:
+    def __init__(self, env: dict[str, str], *args: str, preexec: Callable[[], None] | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "collector.main", *args],
             cwd=PROJECT,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            preexec_fn=preexec,  # noqa: PLW1509 - callers pass only a setrlimit, safe before exec
         )
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         self.seen: list[dict[str, Any]] = []

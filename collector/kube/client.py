@@ -249,6 +249,7 @@ class KubeClient:
             body=body,
             request_timeout_seconds=request_timeout_seconds,
             max_bytes=min(CREDENTIAL_ANSWER_BYTES, self.limits.max_answer_bytes),
+            bound="one object's bound",
         )
 
     async def stream_list(
@@ -275,15 +276,15 @@ class KubeClient:
         received = 0
         with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
             _require_json(response, what)
-            _require_size(response, what, limits.max_list_bytes, "INVENTORY_MAX_LIST_BYTES")
+            _require_size(response, what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
             async for chunk in response.content.iter_chunked(_CHUNK):
                 received += len(chunk)
                 if received > limits.max_list_bytes:
-                    raise _too_large(what, limits.max_list_bytes, "INVENTORY_MAX_LIST_BYTES")
+                    raise _too_large(what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
                 try:
                     splitter.feed(chunk)
                 except ItemTooLarge as e:
-                    raise TooLarge(f"{what}: {e} (INVENTORY_MAX_ITEM_BYTES)") from e
+                    raise TooLarge(f"{what}: {e} (INVENTORY_MAX_ITEM_MIB)") from e
                 # A server that sends as fast as the collector parses would otherwise keep the loop:
                 # aiohttp hands out buffered chunks without suspending.
                 await asyncio.sleep(0)
@@ -333,6 +334,7 @@ class KubeClient:
         body: Mapping[str, Any] | None,
         request_timeout_seconds: float | None,
         max_bytes: int | None = None,
+        bound: str = "GARDENER_MAX_ANSWER_MIB",
     ) -> dict[str, Any]:
         what = f"{method} {path}"
         limit = self.limits.max_answer_bytes if max_bytes is None else max_bytes
@@ -341,12 +343,12 @@ class KubeClient:
         )
         with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
             _require_json(response, what)
-            _require_size(response, what, limit, "GARDENER_MAX_ANSWER_BYTES")
+            _require_size(response, what, limit, bound)
             raw = bytearray()
             async for chunk in response.content.iter_chunked(_CHUNK):
                 raw += chunk
                 if len(raw) > limit:
-                    raise _too_large(what, limit, "GARDENER_MAX_ANSWER_BYTES")
+                    raise _too_large(what, limit, bound)
         try:
             parsed = orjson.loads(raw)
         except orjson.JSONDecodeError as e:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 MIB = 1 << 20
 ETCD_OBJECT_BYTES = 3 * MIB // 2
-DEFAULT_ITEM_BYTES = 2 * ETCD_OBJECT_BYTES
+DEFAULT_ITEM_BYTES = 2 * ETCD_OBJECT_BYTES  # collector/settings.py keeps the same defaults in MiB
 DEFAULT_LIST_BYTES = 512 * MIB
 DEFAULT_ANSWER_BYTES = 16 * MIB
 # An AdminKubeconfigRequest answer: a kubeconfig of a few KiB; one etcd object at most.

@@ -35,11 +35,12 @@ from typing import Any
 
 import orjson
 
+from collector.kube.limits import DEFAULT_ITEM_BYTES
+
 Items = list[dict[str, Any]]
 
 DEFAULT_BATCH_BYTES = 4 << 20
-# Twice etcd's default request size limit (1.5 MiB per object): an object's JSON can outgrow its stored form.
-DEFAULT_MAX_ITEM_BYTES = 3 << 20
+DEFAULT_MAX_ITEM_BYTES = DEFAULT_ITEM_BYTES
 # Cuts to try, walking back from the last marker, before giving up on splitting this list.
 _CUT_ATTEMPTS = 3
 _ITEMS_KEY = re.compile(rb'"items"\s*:\s*\[\s*')

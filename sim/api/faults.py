@@ -1,7 +1,9 @@
 """Injected faults: what goes wrong, where, and for how many requests.
 
 A fault targets the garden, one shoot (by key) or every shoot (`*`), optionally only one resource
-(`pods`, `nodes`, ..., or `adminkubeconfig`/`viewerkubeconfig` on the garden). The most specific
+(`pods`, `nodes`, ..., or `adminkubeconfig`/`viewerkubeconfig` on the garden). A fault on a shoot's
+key with resource `adminkubeconfig` (or `viewerkubeconfig`) hits the garden's answer minting that
+one shoot's credential. The most specific
 fault wins: (target, resource), then (target, any), then (`*`, resource), then (`*`, any). A fault
 holds until cleared, or for a number of requests (`times`).
 
@@ -15,6 +17,7 @@ What each kind does to the answer (the server applies it; see `sim/api/server.py
 | truncated | sends headers with the full Content-Length, then half the body, then closes |
 | malformed | a 200 whose body is not valid JSON |
 | reset | closes the TCP connection with RST before answering |
+| endless_item, endless_list, flood, gzip_bomb, endless_answer, ... | hostile answers: `sim/api/hostile.py` |
 
 All state lives on the server's event loop (the control API marshals callers there).
 """
@@ -40,6 +43,15 @@ class FaultKind(StrEnum):
     TRUNCATED = "truncated"
     MALFORMED = "malformed"
     RESET = "reset"
+    # The hostile answers (sim/api/hostile.py).
+    ENDLESS_ITEM = "endless_item"
+    ENDLESS_LIST = "endless_list"
+    FLOOD = "flood"
+    GZIP_BOMB = "gzip_bomb"
+    ENDLESS_ANSWER = "endless_answer"
+    HTTP_SERVER = "http_server"
+    STRING_BOOLEAN = "string_boolean"
+    REDIRECT = "redirect"
 
     @classmethod
     def parse(cls, text: str) -> FaultKind:
@@ -65,6 +77,7 @@ class Fault:
     resource: str | None = None
     seconds: float = 0.0
     times: int | None = None  # requests left to hit; None = until cleared
+    count: int = 0  # items a `flood` sends
     released: asyncio.Event | None = field(default=None, repr=False)
 
     def hang_bound(self) -> float:
@@ -83,6 +96,8 @@ class FaultTable:
             raise ValueError(f"seconds must not be negative, not {fault.seconds}")
         if fault.kind is FaultKind.LATENCY and fault.seconds == 0:
             raise ValueError("a latency fault needs seconds > 0")
+        if fault.kind is FaultKind.FLOOD and fault.count <= 0:
+            raise ValueError("a flood fault needs count > 0 (the items it sends)")
         if fault.kind is FaultKind.HANG:
             fault.released = asyncio.Event()
         self._release(self._faults.get((fault.target, fault.resource)))
@@ -108,6 +123,21 @@ class FaultTable:
                         self._spent_hangs.append(fault)  # still holding a request: clear() must release it
             return fault
         return None
+
+    def take_exact(self, target: str, resource: str) -> Fault | None:
+        """The fault set on exactly (target, resource), counted against its `times`.
+
+        The garden looks up a kubeconfig request's fault this way under the shoot's key first, so
+        a hostile credential can be played for one shoot while the others mint normally.
+        """
+        fault = self._faults.get((target, resource))
+        if fault is None:
+            return None
+        if fault.times is not None:
+            fault.times -= 1
+            if fault.times <= 0:
+                del self._faults[(target, resource)]
+        return fault
 
     def clear(self, target: str | None = None) -> None:
         """Drop the faults of one target (or all), releasing any request they hold."""

@@ -29,6 +29,8 @@ from aiohttp import web
 from sim.api.auth import TokenKind
 from sim.api.faults import STATUS_FAULTS, Fault, FaultKind
 from sim.api.garden_api import handle_garden
+from sim.api.hostile import KUBECONFIG_FAULTS, STREAM_FAULTS, redirect, rewrite_kubeconfig, send_stream_fault
+from sim.api.kinds import KUBECONFIG_REQUEST_KINDS
 from sim.api.paths import ApiPath, parse_api_path
 from sim.api.replies import Reply, error_reply
 from sim.api.request import ApiRequest
@@ -38,6 +40,8 @@ from sim.api.simulator import Simulator
 from sim.api.status import ApiError, expired, forbidden, internal_error, no_such_resource, unauthorized
 
 logger = logging.getLogger(__name__)
+
+KUBECONFIG_SUBRESOURCES = frozenset(KUBECONFIG_REQUEST_KINDS)
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -118,12 +122,14 @@ class SimApp:
         if sim.settings.latency_seconds > 0:
             await asyncio.sleep(sim.settings.latency_seconds)
         path: ApiPath = parse_api_path(api_path)
-        fault = sim.faults.take(target, path.subresource or path.resource)
+        fault = self._mint_fault(target, path) or sim.faults.take(target, path.subresource or path.resource)
         if fault is not None:
             entry.fault = fault.kind.value
             if fault.kind is FaultKind.RESET:
                 _abort(request, reset=True)
                 return web.Response(status=204)  # never sent: the connection is gone
+            if fault.kind is FaultKind.REDIRECT:
+                return redirect(request)
             if fault.kind is FaultKind.LATENCY:
                 await asyncio.sleep(fault.seconds)
             elif fault.kind is FaultKind.HANG and fault.released is not None:
@@ -142,10 +148,23 @@ class SimApp:
             logger.exception("request failed", extra={"target": target, "path": api_path})
             reply = error_reply(internal_error("fleet-sim failed to answer; see its log"))
         entry.status = reply.status
+        if fault is not None and fault.kind in KUBECONFIG_FAULTS:
+            reply = rewrite_kubeconfig(reply, fault)
         return await self._send(request, reply, fault)
+
+    def _mint_fault(self, target: str, path: ApiPath) -> Fault | None:
+        """A fault set for minting one shoot's credential (on the shoot's key), before the garden's own."""
+        if target != GARDEN or path.subresource not in KUBECONFIG_SUBRESOURCES or path.namespace is None:
+            return None
+        shoot = self.sim.world.shoots.get(path.namespace, path.name or "")
+        if shoot is None:
+            return None
+        return self.sim.faults.take_exact(shoot.key, path.subresource)
 
     async def _send(self, request: web.Request, reply: Reply, fault: Fault | None) -> web.StreamResponse:
         headers = {"Content-Type": reply.content_type, "Cache-Control": "no-cache, private", **reply.headers}
+        if fault is not None and fault.kind in STREAM_FAULTS:  # whatever the real answer would have been
+            return await send_stream_fault(request, reply, fault, headers)
         if fault is not None and fault.kind is FaultKind.TRUNCATED:
             body = b"".join(reply.chunks)
             response = web.StreamResponse(status=reply.status, headers=headers)

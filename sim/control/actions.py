@@ -17,6 +17,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sim.api.auth import TokenKind
 from sim.api.faults import Fault, FaultKind
+from sim.api.hostile import HOSTILE_CASES
 from sim.api.kinds import CERTIFICATES, SHOOT_KINDS
 from sim.api.kubeconfig import Json, kubeconfig
 from sim.api.requestlog import GARDEN, LoggedRequest
@@ -89,12 +90,26 @@ class SimControl:
         resource: str | None = None,
         seconds: float = 0.0,
         times: int | None = None,
+        count: int = 0,
     ) -> None:
-        """Make requests to `target` (`garden`, a shoot key or `*`) fail; see `sim/api/faults.py`."""
+        """Make requests to `target` (`garden`, a shoot key or `*`) fail; see `sim/api/faults.py`
+        (and `sim/api/hostile.py` for the hostile answers; `count` is the items a `flood` sends)."""
         fault_kind = kind if isinstance(kind, FaultKind) else FaultKind.parse(kind)
         if target not in {GARDEN, "*"}:
             self.sim.world.require_shoot(target)
-        self.sim.faults.add(Fault(fault_kind, target, resource, seconds, times))
+        self.sim.faults.add(Fault(fault_kind, target, resource, seconds, times, count))
+
+    @on_loop
+    def hostile(self, keys: list[str] | None = None, seconds: float = 60.0) -> list[dict[str, Any]]:
+        """fleet-sim's hostile mode: each case of `sim/api/hostile.py` on one shoot of `keys` (default:
+        the serving shoots in order); answers which shoot plays which case. Cases beyond the shoots are left out."""
+        chosen = keys if keys is not None else [s.key for s in self.sim.world.shoots.iter_from() if s.serving]
+        played: list[dict[str, Any]] = []
+        for key, (kind, resource, count) in zip(chosen, HOSTILE_CASES, strict=False):
+            self.sim.world.require_shoot(key)
+            self.sim.faults.add(Fault(kind, key, resource, seconds, None, count))
+            played.append({"shoot": key, "kind": kind.value, "resource": resource, "count": count})
+        return played
 
     @on_loop
     def clear_faults(self, target: str | None = None) -> None:
@@ -104,7 +119,14 @@ class SimControl:
     @on_loop
     def faults(self) -> list[dict[str, Any]]:
         return [
-            {"kind": f.kind.value, "target": f.target, "resource": f.resource, "seconds": f.seconds, "times": f.times}
+            {
+                "kind": f.kind.value,
+                "target": f.target,
+                "resource": f.resource,
+                "seconds": f.seconds,
+                "times": f.times,
+                "count": f.count,
+            }
             for f in self.sim.faults.active()
         ]
 
@@ -245,6 +267,7 @@ HTTP_ACTIONS: tuple[str, ...] = (
     "advance_clock",
     "clear_requests",
     "fault",
+    "hostile",
     "clear_faults",
     "faults",
     "compact",

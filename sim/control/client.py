@@ -112,8 +112,12 @@ class ControlClient:
         resource: str | None = None,
         seconds: float = 0.0,
         times: int | None = None,
+        count: int = 0,
     ) -> None:
-        await self.call("fault", target=target, kind=kind, resource=resource, seconds=seconds, times=times)
+        await self.call("fault", target=target, kind=kind, resource=resource, seconds=seconds, times=times, count=count)
+
+    async def hostile(self, keys: list[str] | None = None, seconds: float = 60.0) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], await self.call("hostile", keys=keys, seconds=seconds))
 
     async def clear_faults(self, target: str | None = None) -> None:
         await self.call("clear_faults", target=target)
