@@ -62,6 +62,12 @@ def test_a_token_kubeconfig_becomes_a_credential_that_never_shows_its_secret() -
     assert "s3cret" not in repr(credential)
 
 
+@pytest.mark.parametrize("insecure", [True, False])
+def test_insecure_skip_tls_verify_is_read_only_from_a_real_boolean(insecure: bool) -> None:
+    text = kubeconfig({"token": "t"}, cluster={"server": "https://x", "insecure-skip-tls-verify": insecure})
+    assert credential_from_kubeconfig(text, expires=None).insecure is insecure
+
+
 def test_a_client_certificate_kubeconfig_becomes_a_credential() -> None:
     credential = credential_from_kubeconfig(
         kubeconfig({"client-certificate-data": b64(b"CERT"), "client-key-data": b64(b"KEY")}), expires=None
@@ -83,8 +89,32 @@ def test_a_client_certificate_kubeconfig_becomes_a_credential() -> None:
             kubeconfig({"token": "t"}, cluster={"server": "https://x", "certificate-authority-data": "%%%"}),
             "not base64",
         ),
+        (kubeconfig({"token": "t"}, cluster={"server": "http://127.0.0.1:6443"}), "is not https"),
+        (kubeconfig({"token": "t"}, cluster={"server": "127.0.0.1:6443"}), "is not https"),
+        (
+            kubeconfig({"token": "t"}, cluster={"server": "https://x", "insecure-skip-tls-verify": "false"}),
+            "insecure-skip-tls-verify is str 'false', not a boolean",
+        ),
+        (
+            kubeconfig({"token": "t"}, cluster={"server": "https://x", "insecure-skip-tls-verify": 1}),
+            "not a boolean",
+        ),
+        (kubeconfig({"token": 42}, cluster={"server": "https://x"}), "token or tls-server-name is not a string"),
     ],
-    ids=["not-yaml", "no-context", "no-credential", "exec-plugin", "files", "cert-without-key", "bad-base64"],
+    ids=[
+        "not-yaml",
+        "no-context",
+        "no-credential",
+        "exec-plugin",
+        "files",
+        "cert-without-key",
+        "bad-base64",
+        "http-server",
+        "no-scheme",
+        "string-boolean",
+        "number-boolean",
+        "number-token",
+    ],
 )
 def test_a_kubeconfig_that_cannot_be_used_says_why(text: str, says: str) -> None:
     with pytest.raises(BadResponse, match=says):

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from collector.kube.liststream import ListSplitter, MalformedList
+from collector.kube.liststream import ItemTooLarge, ListSplitter, MalformedList
 
 
 def metadata_list(count: int, *, with_managed_fields: bool = True) -> bytes:
@@ -155,3 +155,36 @@ def test_the_cyclic_gc_is_restored_after_parsing() -> None:
     assert gc.isenabled()
     split(metadata_list(100), chunk=1024, batch_bytes=2048)
     assert gc.isenabled()
+
+
+def test_an_item_that_never_ends_is_refused_with_the_buffer_bounded() -> None:
+    received: list[dict[str, Any]] = []
+    splitter = ListSplitter(received.extend, batch_bytes=4 << 10, max_item_bytes=16 << 10)
+    splitter.feed(node_list(3)[:-2] + b',{"metadata":{"name":"endless","annotations":{"a":"')
+    with pytest.raises(ItemTooLarge, match="one item of the list is over"):
+        for _ in range(1000):
+            splitter.feed(b"a" * 1024)
+    assert [item["metadata"]["name"] for item in received] == ["node-0", "node-1", "node-2"][: len(received)]
+
+
+def test_items_under_the_bound_still_arrive() -> None:
+    big = {"metadata": {"name": "big", "annotations": {"a": "a" * (12 << 10)}}}
+    body = orjson.dumps({"kind": "List", "metadata": {}, "items": [big, big, big]})
+    received: list[dict[str, Any]] = []
+    splitter = ListSplitter(received.extend, batch_bytes=4 << 10, max_item_bytes=16 << 10)
+    for start in range(0, len(body), 1000):
+        splitter.feed(body[start : start + 1000])
+    splitter.finish()
+    assert len(received) == 3
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b'{"kind":"List","items":[' + b" " * (64 << 10), b'{"kind":"List","metadata":{"x":"' + b"a" * (64 << 10)],
+    ids=["no-item-ever-starts", "no-items-key"],
+)
+def test_bytes_that_never_become_items_are_refused_too(body: bytes) -> None:
+    splitter = ListSplitter(lambda _: None, batch_bytes=4 << 10, max_item_bytes=16 << 10)
+    with pytest.raises(ItemTooLarge, match="over"):
+        for start in range(0, len(body), 1024):
+            splitter.feed(body[start : start + 1024])
