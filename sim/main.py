@@ -1,7 +1,7 @@
 """Entry point of `fleet-sim`: a simulated Gardener landscape on loopback (docs/simulator.md).
 
     fleet-sim [--fleet test|demo|scale | --huge-shoot] [--seed N] [--host H] [--port P]
-              [--latency SECONDS] [--state-dir DIR]
+              [--latency SECONDS] [--state-dir DIR] [--hostile]
 
 Prints where the garden kubeconfig was written, then serves until SIGINT/SIGTERM. Every option
 has an environment variable (FLEET_SIM_*) as its default; this is the only module that reads the
@@ -79,6 +79,11 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="net allocations between Python's first-generation collections (default 10000)",
     )
     parser.add_argument(
+        "--hostile",
+        action="store_true",
+        help="hostile mode: the first serving shoots each play one hostile answer (sim/api/hostile.py)",
+    )
+    parser.add_argument(
         "--state-dir",
         type=Path,
         default=Path(env_str(env, "FLEET_SIM_STATE_DIR", str(PROJECT_DIR / ".fleet" / "sim"))),
@@ -87,7 +92,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     return parser
 
 
-async def serve(server: SimServer) -> None:
+async def serve(server: SimServer, *, hostile: bool = False) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -95,6 +100,9 @@ async def serve(server: SimServer) -> None:
     await server.start()
     print(f"fleet-sim: {server.url} ({len(server.sim.world.shoots)} shoots)", flush=True)  # noqa: T201
     print(f"garden kubeconfig: {server.garden_kubeconfig_path}", flush=True)  # noqa: T201
+    if hostile:
+        for case in server.control.hostile():
+            print(f"hostile: {case['shoot']} answers {case['kind']} for {case['resource']}", flush=True)  # noqa: T201
     await stop.wait()
     await server.stop()
 
@@ -128,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.info("fleet ready in %.1f s", time.monotonic() - started)
     set_gc_threshold(args.gc_threshold)
     try:
-        eventloop.run(serve(server), event_loop=args.event_loop)
+        eventloop.run(serve(server, hostile=args.hostile), event_loop=args.event_loop)
     except OSError as error:
         print(f"fleet-sim: cannot listen on {args.host}:{args.port}: {error}", file=sys.stderr)  # noqa: T201
         return 1

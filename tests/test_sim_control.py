@@ -199,7 +199,7 @@ def test_http_actions_change_the_world(sim: SimUnderTest, shoot_key: str, admin:
         )
         assert answer.status_code == 200
         assert admin.get("/_sim/state").json()["faults"] == [
-            {"kind": "server_error", "target": shoot_key, "resource": "nodes", "seconds": 0.0, "times": 1}
+            {"kind": "server_error", "target": shoot_key, "resource": "nodes", "seconds": 0.0, "times": 1, "count": 0}
         ]
         expected = admin.post("/_sim/actions/expected", json={"key": shoot_key}).json()["result"]
         assert expected["pools"][worker]["nodes"] == 7

@@ -69,7 +69,7 @@ async def test_faults_state_and_the_request_log(sim: SimUnderTest, control: Cont
     key = sim.serving_shoot().key
     await control.fault(key, "500", resource="nodes", times=1)
     assert await control.faults() == [
-        {"kind": "server_error", "target": key, "resource": "nodes", "seconds": 0.0, "times": 1}
+        {"kind": "server_error", "target": key, "resource": "nodes", "seconds": 0.0, "times": 1, "count": 0}
     ]
     state = await control.state()
     assert state["url"] == sim.url
@@ -115,3 +115,18 @@ async def test_a_wrong_token_and_no_simulator_are_control_errors(sim: SimUnderTe
         with pytest.raises(ControlError) as failed:
             await unreachable.state()
     assert failed.value.status is None
+
+
+async def test_hostile_mode_plays_each_case_on_one_shoot(sim: SimUnderTest, control: ControlClient) -> None:
+    keys = [s.key for s in sim.shoots(lambda s: s.serving)][:3]
+    played = await control.hostile(keys, seconds=5)
+    assert [p["shoot"] for p in played] == keys
+    assert [(p["kind"], p["resource"]) for p in played] == [
+        ("endless_item", "nodes"),
+        ("gzip_bomb", "pods"),
+        ("endless_list", "certificates"),
+    ]
+    active = {(f["target"], f["kind"], f["resource"]) for f in await control.faults()}
+    assert active == {(p["shoot"], p["kind"], p["resource"]) for p in played}
+    await control.clear_faults()
+    assert await control.faults() == []
