@@ -31,10 +31,12 @@ from bench.common import module_command, postgres, simulator_process, worker_dat
 from collector.inventory import store
 from collector.inventory.garden_reader import GardenReader
 from collector.inventory.loop import InventoryLoop, RoundSummary
+from collector.inventory.shoot import DEFAULT_LEDGER_MAX_PER_TYPE
 from collector.inventory.sources import SOURCES
 from collector.kube.client import garden_client
 from collector.kube.credential_cache import CredentialCache, renew_margin
 from collector.kube.garden import RealGardener, shoot_refs
+from collector.kube.limits import DEFAULT_LIMITS
 from collector.settings import InventorySettings
 from common import eventloop
 from common.database import make_pool
@@ -163,6 +165,7 @@ def report(
         f"per cluster: median {durations[len(durations) // 2]:.2f} s, max {durations[-1]:.2f} s\n"
         f"       worker's garbage collector: {collected_garbage.collections} collections, "
         f"{collected_garbage.seconds:.2f} s\n"
+        f"       worker CPU per cluster: {cpu[0] / max(1, clusters) * 1000:.1f} ms (every bound of kube/limits.py on)\n"
         f"       CPU floor of the ratio: the worker's CPU alone {worker_floor:4.2f}, "
         f"all three processes over {min(cores, 3)} cores {machine_floor:4.2f}"
     )
@@ -175,6 +178,7 @@ def report(
             f"{name}_seconds": wall,
             f"{name}_ratio": ratio,
             f"{name}_worker_cpu_seconds": cpu[0],
+            f"{name}_worker_cpu_ms_per_cluster": cpu[0] / max(1, clusters) * 1000,
             f"{name}_simulator_cpu_seconds": cpu[1],
             f"{name}_postgres_cpu_seconds": cpu[2],
             f"{name}_worker_gc_collections": collected_garbage.collections,
@@ -207,7 +211,15 @@ async def measure(
     try:
         timeout = 60.0
         credentials = CredentialCache(gardener, kind="admin", lifetime_seconds=3600, renew_before=renew_margin(timeout))
-        reader = GardenReader(gardener, credentials, sources=SOURCES, timeout_seconds=timeout)
+        # The worker's own bounds (its defaults): the fan-out is measured with every cap on.
+        reader = GardenReader(
+            gardener,
+            credentials,
+            sources=SOURCES,
+            timeout_seconds=timeout,
+            limits=DEFAULT_LIMITS,
+            ledger_max_per_type=DEFAULT_LEDGER_MAX_PER_TYPE,
+        )
         settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
         loop = InventoryLoop(pool=pool, reader=reader, settings=settings)
         async with pool.connection() as conn:

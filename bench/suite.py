@@ -14,7 +14,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bench import collector_fanout, collector_huge, fleet_api, overview_function, rapid_reset, reconcile, sim_scale
+from bench import (
+    collector_fanout,
+    collector_hostile,
+    collector_huge,
+    fleet_api,
+    overview_function,
+    rapid_reset,
+    reconcile,
+    sim_scale,
+)
 from bench.table import Point, Row, Target
 
 SCALE_ORGANIZATIONS = overview_function.SCALE.organizations
@@ -314,6 +323,17 @@ def read_collector_fanout(results: Sequence[Result]) -> tuple[list[Row], list[Po
         )
         for name in ("cold", "warm")
     ]
+    rows += [
+        Row(
+            "collector_fanout",
+            f"worker CPU per cluster, {name} credentials",
+            f[f"{name}_worker_cpu_ms_per_cluster"],
+            "ms",
+            note=f"beside the ratio {f[f'{name}_ratio']:.2f}; every response bound on (INVENTORY_MAX_*, ledger cap)",
+        )
+        for name in ("cold", "warm")
+        if f"{name}_worker_cpu_ms_per_cluster" in f
+    ]
     points = []
     panel = "collector round, 64 workers, 50 ms per call (s)"
     for _, g in results:
@@ -322,6 +342,42 @@ def read_collector_fanout(results: Sequence[Result]) -> tuple[list[Row], list[Po
             Point("ideal", panel, g["warm_clusters"], g["warm_ideal_seconds"], "s", "shoots"),
         ]
     return rows, points
+
+
+# -- issue 17: the collector against hostile shoots ---------------------------------------------------
+
+
+def plan_collector_hostile(options: Options) -> list[Run]:
+    return [Run("collector_hostile", "bench.collector_hostile", ("--dsn", options.dsn), timeout_seconds=1800.0)]
+
+
+def read_collector_hostile(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    _, f = largest(results)
+    rows: list[Row] = []
+    for bomb in collector_hostile.BOMBS:
+        key = f"{bomb.kind}_{bomb.resource}"
+        if f"{key}_rss_mb" not in f:
+            continue
+        rows += [
+            Row(
+                "collector_hostile",
+                f"peak RSS of a round, one shoot: {bomb.name}",
+                f[f"{key}_rss_mb"],
+                "MB",
+                target=Target("<", collector_hostile.RSS_TARGET_MB),
+                note=f"the same round without a bomb: {f['baseline_rss_mb']:.0f} MB",
+            ),
+            Row(
+                "collector_hostile",
+                f"worst /livez during that round: {bomb.name}",
+                f[f"{key}_livez_worst_ms"],
+                "ms",
+                target=Target("<", collector_hostile.LIVEZ_TARGET_MS),
+                note=f"without a bomb: {f['baseline_livez_worst_ms']:.0f} ms; "
+                f"unanswered polls: {f[f'{key}_livez_failures']:.0f}",
+            ),
+        ]
+    return rows, []
 
 
 # -- issue 9: reconcile ----------------------------------------------------------------------------
@@ -436,6 +492,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("overview_api", plan_overview_api, read_overview_api),
     Benchmark("collector_huge", plan_collector_huge, read_collector_huge),
     Benchmark("collector_fanout", plan_collector_fanout, read_collector_fanout),
+    Benchmark("collector_hostile", plan_collector_hostile, read_collector_hostile),
     Benchmark("reconcile", plan_reconcile, read_reconcile),
     Benchmark("sim_scale", plan_sim_scale, read_sim_scale),
     Benchmark("rapid_reset", plan_rapid_reset, read_rapid_reset),

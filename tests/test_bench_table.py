@@ -176,3 +176,17 @@ def test_a_quick_run_says_so_on_its_target_rows() -> None:
     results = [(suite.Run("overview_function", "m", (), 10), overview_figures(10.0, 5.0))]
     rows, _ = suite.read_overview_function(results)
     assert "10% of the scale fleet" in rows[0].note
+
+
+@pytest.mark.parametrize(("rss_mb", "met"), [(120.0, True), (320.0, False)])
+def test_the_hostile_reader_gives_each_bomb_its_rss_and_livez_rows(rss_mb: float, met: bool) -> None:
+    from bench import collector_hostile  # noqa: PLC0415
+
+    figures: dict[str, float] = {"baseline_rss_mb": 80.0, "baseline_livez_worst_ms": 10.0}
+    for bomb in collector_hostile.BOMBS:
+        key = f"{bomb.kind}_{bomb.resource}"
+        figures.update({f"{key}_rss_mb": rss_mb, f"{key}_livez_worst_ms": 50.0, f"{key}_livez_failures": 0})
+    rows, _ = suite.read_collector_hostile([(suite.Run("collector_hostile", "m", ()), figures)])
+    assert len(rows) == 2 * len(collector_hostile.BOMBS)
+    assert {row.met for row in rows if row.unit == "MB"} == {met}
+    assert {row.met for row in rows if row.unit == "ms"} == {True}
