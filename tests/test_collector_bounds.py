@@ -15,13 +15,14 @@ import pytest
 import yaml
 from prometheus_client import REGISTRY
 
-from collector.inventory.shoot import read_shoot
+from collector.inventory.shoot import MAX_NODE_POOLS, MAX_TENANT_NAMESPACES, NodeTally, read_shoot
 from collector.inventory.sources import OVER_CAP, SOURCES, Unlisted
 from collector.kube.client import KubeClient, garden_client, shoot_client
 from collector.kube.credential import Credential
 from collector.kube.errors import BadResponse, ConnectionFailed, TooLarge
 from collector.kube.garden import RealGardener, ShootRef
 from collector.kube.limits import ResponseLimits
+from common.labels import POOL_LABEL
 from tests.fixtures.sim import SimUnderTest
 
 SMALL = ResponseLimits(max_list_bytes=8 << 20, max_item_bytes=256 << 10, max_answer_bytes=1 << 20)
@@ -168,3 +169,21 @@ async def test_nodes_over_the_cap_still_count_but_their_ledger_type_is_not_liste
     assert reading.nodes == 300
     nodes = reading.ledger["kubernetes.node"]
     assert isinstance(nodes, Unlisted) and nodes.reason == OVER_CAP
+
+
+async def test_more_tenant_namespaces_than_a_cluster_can_have_fail_the_reading(
+    shoot: tuple[str, KubeClient], sim: SimUnderTest
+) -> None:
+    key, client = shoot
+    sim.control.fault(key, "flood", resource="namespaces", count=MAX_TENANT_NAMESPACES + 100)
+    with pytest.raises(TooLarge, match=f"more than {MAX_TENANT_NAMESPACES} tenant namespaces"):
+        await read_shoot(client, SOURCES, ledger_timeout_seconds=10)
+
+
+def test_more_node_pools_than_a_cluster_can_have_are_refused() -> None:
+    tally = NodeTally()
+    nodes = [{"metadata": {"name": f"n{i}", "labels": {POOL_LABEL: f"pool-{i}"}}} for i in range(MAX_NODE_POOLS)]
+    tally.add(nodes)
+    tally.add([nodes[0]])  # a pool it knows is fine
+    with pytest.raises(TooLarge, match=f"more than {MAX_NODE_POOLS} node pools"):
+        tally.add([{"metadata": {"name": "one-more", "labels": {POOL_LABEL: "pool-new"}}}])

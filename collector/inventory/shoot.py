@@ -46,7 +46,7 @@ from collector.inventory.sources import (
     sources_by_path,
 )
 from collector.kube.client import METADATA_LIST, KubeClient
-from collector.kube.errors import BadResponse, KubeError
+from collector.kube.errors import BadResponse, KubeError, TooLarge
 from collector.kube.objects import KubeObject
 from collector.kube.quantity import millis, whole
 from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
@@ -59,6 +59,10 @@ PODS_PATH = "/api/v1/pods"
 UNFINISHED_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 WATCH_CACHE = "0"
 DEFAULT_LEDGER_MAX_PER_TYPE = 10_000
+# What the snapshot folds may tell apart, so a hostile list cannot grow them without end: Kubernetes
+# is tested up to 10,000 namespaces and 5,000 nodes per cluster, so more of either is no real cluster.
+MAX_TENANT_NAMESPACES = 10_000
+MAX_NODE_POOLS = 5_000
 
 
 class _OverCap(Exception):
@@ -92,6 +96,8 @@ class NodeTally:
                 raise BadResponse(f"node {name}: allocatable is not a set of quantities ({e})") from None
             worker = ((node.get("metadata") or {}).get("labels") or {}).get(POOL_LABEL)
             if isinstance(worker, str):
+                if worker not in self.by_worker and len(self.by_worker) >= MAX_NODE_POOLS:
+                    raise TooLarge(f"GET {NODES_PATH}: more than {MAX_NODE_POOLS} node pools; refused")
                 counts = self.by_worker.setdefault(worker, [0, 0])
                 counts[0] += 1
                 counts[1] += ready
@@ -146,9 +152,15 @@ async def read_shoot(
     """Read one shoot completely. Raises KubeError when nodes, namespaces or pods cannot be read."""
     start_requests = client.requests
     labels: dict[str, str] = {}
+
+    def fold_namespaces(items: list[dict[str, Any]]) -> None:
+        labels.update(tenant_namespaces(items))
+        if len(labels) > MAX_TENANT_NAMESPACES:
+            raise TooLarge(f"GET {NAMESPACES_PATH}: more than {MAX_TENANT_NAMESPACES} tenant namespaces; refused")
+
     await client.stream_list(
         NAMESPACES_PATH,
-        lambda items: labels.update(tenant_namespaces(items)),
+        fold_namespaces,
         query={"resourceVersion": WATCH_CACHE, "labelSelector": NAMESPACE_ID_LABEL},
         accept=METADATA_LIST,
     )

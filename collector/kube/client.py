@@ -72,6 +72,9 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 _ERROR_BODY_LIMIT = 64 << 10
 _CHUNK = 1 << 20
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Items a paged list may gather across its pages (each page is bounded by max_answer_bytes): five times
+# the 50,000 clusters of the largest fleet this system is sized for.
+MAX_PAGED_ITEMS = 250_000
 
 
 def require_https(server: str) -> None:
@@ -319,6 +322,8 @@ class KubeClient:
             if not isinstance(batch, list):
                 raise BadResponse(f"GET {path}: the list's items are not an array")
             items.extend(batch)
+            if len(items) > MAX_PAGED_ITEMS:
+                raise TooLarge(f"GET {path}: more than {MAX_PAGED_ITEMS} items across its pages; refused")
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return items
