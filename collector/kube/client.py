@@ -23,11 +23,12 @@ Timeouts and retries are explicit: every call passes `_request_timeout` (seconds
 request including the body), the client's own retries are off (`Configuration.retries = None`, no
 client-go retries), and the caller decides what to do about a failure.
 
-Every answer is bounded in bytes (kube/limits.py): bodies are asked for uncompressed and a
-compressed one is refused unread, lists stream through a splitter that bounds each item, answers
-parsed whole are read up to a cap, and a streamed list yields to the event loop after every chunk
-so one fast hostile server cannot starve the health port. Only `https` servers are spoken to and
-no redirect is ever followed: the bearer token goes to the server the credential names, nowhere else.
+Every answer is bounded in bytes (kube/limits.py) and checked before it is read (kube/guards.py):
+bodies are asked for uncompressed and a compressed one is refused unread, lists stream through a
+splitter that bounds each item, answers parsed whole are read up to a cap, and a streamed list
+yields to the event loop after every chunk so one fast hostile server cannot starve the health port.
+Only `https` servers are spoken to and no redirect is ever followed: the bearer token goes to the
+server the credential names, nowhere else.
 
 Each failure is raised `from` what the client raised (or, for an HTTP status, from the client's own
 `ApiException` for it), with the server's message truncated; no caller ever sees `ApiException` or
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,52 +61,26 @@ from collector.kube.errors import (
     status_error_class,
     truncate,
 )
-from collector.kube.limits import CREDENTIAL_ANSWER_BYTES, DEFAULT_LIMITS, ResponseLimits, describe_bytes
+from collector.kube.guards import JSON, refuse_redirects, require_https, require_json, require_size, too_large
+from collector.kube.limits import CREDENTIAL_ANSWER_BYTES, DEFAULT_LIMITS, ResponseLimits
 from collector.kube.liststream import DEFAULT_BATCH_BYTES, Items, ItemTooLarge, ListSplitter, MalformedList
 from collector.kube.objects import ListMeta
 
-JSON = "application/json"
 # Metadata-only lists (PartialObjectMetadataList: each object's metadata, nothing else), with plain JSON as
 # the fallback a server that cannot send them answers with.
 METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 _ERROR_BODY_LIMIT = 64 << 10
 _CHUNK = 1 << 20
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # Items a paged list may gather across its pages (each page is bounded by max_answer_bytes): five times
 # the 50,000 clusters of the largest fleet this system is sized for.
 MAX_PAGED_ITEMS = 250_000
-
-
-def require_https(server: str) -> None:
-    """Refuse a server that is not `https://`: a bearer token must never travel in cleartext."""
-    if not server.lower().startswith("https://"):
-        raise ConnectionFailed(f"the server {truncate(server, 80)!r} is not https; refusing to send it a credential")
 
 
 def _configuration(server: str) -> Configuration:
     cfg = Configuration(host=server)
     _explicit(cfg)
     return cfg
-
-
-async def _refuse_redirects(
-    request: aiohttp.ClientRequest,
-    handler: Callable[[aiohttp.ClientRequest], Awaitable[aiohttp.ClientResponse]],
-) -> aiohttp.ClientResponse:
-    """No redirect is followed, to this origin or another: the request's headers carry the credential.
-
-    The official client does not let its caller turn aiohttp's redirects off, so a session middleware
-    (which sees every hop before aiohttp follows it) stops at the first one.
-    """
-    response = await handler(request)
-    if response.status in _REDIRECTS:
-        location = response.headers.get("Location", "")
-        response.close()
-        raise BadResponse(
-            f"{request.method} {request.url.path}: {response.status} redirect to {truncate(location, 80)!r} refused"
-        )
-    return response
 
 
 def _explicit(cfg: Configuration) -> None:
@@ -121,7 +96,7 @@ def _explicit(cfg: Configuration) -> None:
     cfg.client_session_kwargs = {
         "trust_env": False,
         "auto_decompress": False,
-        "middlewares": (_refuse_redirects,),
+        "middlewares": (refuse_redirects,),
     }
 
 
@@ -278,12 +253,12 @@ class KubeClient:
         splitter = ListSplitter(on_items, batch_bytes=batch_bytes, max_item_bytes=limits.max_item_bytes)
         received = 0
         with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
-            _require_json(response, what)
-            _require_size(response, what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
+            require_json(response, what)
+            require_size(response, what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
             async for chunk in response.content.iter_chunked(_CHUNK):
                 received += len(chunk)
                 if received > limits.max_list_bytes:
-                    raise _too_large(what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
+                    raise too_large(what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
                 try:
                     splitter.feed(chunk)
                 except ItemTooLarge as e:
@@ -347,13 +322,13 @@ class KubeClient:
             method, path, query=query, accept=accept, body=body, request_timeout_seconds=request_timeout_seconds
         )
         with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
-            _require_json(response, what)
-            _require_size(response, what, limit, bound)
+            require_json(response, what)
+            require_size(response, what, limit, bound)
             raw = bytearray()
             async for chunk in response.content.iter_chunked(_CHUNK):
                 raw += chunk
                 if len(raw) > limit:
-                    raise _too_large(what, limit, bound)
+                    raise too_large(what, limit, bound)
         try:
             parsed = orjson.loads(raw)
         except orjson.JSONDecodeError as e:
@@ -394,27 +369,6 @@ class KubeClient:
         finally:
             response.close()
         raise _status_error(response.status, response.reason or "", detail, what)
-
-
-def _require_json(response: aiohttp.ClientResponse, what: str) -> None:
-    content_type = response.headers.get("Content-Type", "")
-    if not content_type.startswith(JSON):
-        raise BadResponse(f"{what}: expected JSON, got {truncate(content_type or 'no content type', 80)}")
-    encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
-    if encoding not in {"", "identity"}:
-        raise BadResponse(
-            f"{what}: the body is compressed ({truncate(encoding, 40)}) though identity was asked for; refused unread"
-        )
-
-
-def _require_size(response: aiohttp.ClientResponse, what: str, limit: int, variable: str) -> None:
-    """Refuse before reading when the server announces a body over the bound."""
-    if response.content_length is not None and response.content_length > limit:
-        raise _too_large(what, limit, variable)
-
-
-def _too_large(what: str, limit: int, variable: str) -> TooLarge:
-    return TooLarge(f"{what}: response over {describe_bytes(limit)} ({variable}); not read further")
 
 
 def _list_meta(rest: Mapping[str, Any], what: str) -> ListMeta:
