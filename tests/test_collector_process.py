@@ -321,6 +321,9 @@ def test_the_worker_on_uvloop_names_every_fault(
         ("EVENT_LOOP", "tokio", "EVENT_LOOP='tokio': expected one of uvloop, asyncio"),
         ("GC_THRESHOLD", "0", "GC_THRESHOLD='0': must be at least 1"),
         ("RECONCILE_DELETION_TIMEOUT", "0", "RECONCILE_DELETION_TIMEOUT='0': must be at least 1"),
+        ("INVENTORY_MAX_ITEM_MIB", "0", "INVENTORY_MAX_ITEM_MIB='0': must be at least 0.0625"),
+        ("INVENTORY_MAX_LIST_MIB", "lots", "INVENTORY_MAX_LIST_MIB='lots': expected a number"),
+        ("INVENTORY_LEDGER_MAX_PER_TYPE", "0", "INVENTORY_LEDGER_MAX_PER_TYPE='0': must be at least 1"),
     ],
 )
 def test_bad_settings_are_named_and_refused(
@@ -341,6 +344,29 @@ def test_the_deletion_bound_defaults_to_three_reconcile_intervals() -> None:
     assert Settings.from_env({}).reconcile.deletion_bound_seconds == 900
     given = Settings.from_env({"RECONCILE_INTERVAL": "20", "RECONCILE_DELETION_TIMEOUT": "3600"})
     assert given.reconcile.deletion_bound_seconds == 3600
+
+
+def test_the_bounds_are_read_in_mib_and_reach_the_clients() -> None:
+    from collector.kube.limits import DEFAULT_LIMITS  # noqa: PLC0415
+    from collector.worker import response_limits  # noqa: PLC0415
+
+    env = {
+        "INVENTORY_MAX_LIST_MIB": "64",
+        "INVENTORY_MAX_ITEM_MIB": "1.5",
+        "GARDENER_MAX_ANSWER_MIB": "2",
+        "INVENTORY_LEDGER_MAX_PER_TYPE": "500",
+    }
+    settings = Settings.from_env(env)
+    limits = response_limits(settings)
+    assert (limits.max_list_bytes, limits.max_item_bytes, limits.max_answer_bytes) == (64 << 20, 3 << 19, 2 << 20)
+    assert settings.inventory.ledger_max_per_type == 500
+    defaults = response_limits(Settings.from_env({}))
+    assert (defaults.max_list_bytes, defaults.max_item_bytes, defaults.max_answer_bytes) == (
+        512 << 20,
+        3 << 20,
+        16 << 20,
+    )
+    assert defaults == DEFAULT_LIMITS, "the settings' defaults and the clients' agree"
 
 
 def test_the_worker_sets_the_gc_threshold_it_is_given(
