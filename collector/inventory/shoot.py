@@ -63,6 +63,9 @@ DEFAULT_LEDGER_MAX_PER_TYPE = 10_000
 # is tested up to 10,000 namespaces and 5,000 nodes per cluster, so more of either is no real cluster.
 MAX_TENANT_NAMESPACES = 10_000
 MAX_NODE_POOLS = 5_000
+# Ledger lists are small, unless a tenant floods one: smaller batches keep each parse-and-fold step
+# (which holds the event loop) short, so /livez stays quick during a flood.
+LEDGER_BATCH_BYTES = 1 << 20
 
 
 class _OverCap(Exception):
@@ -275,7 +278,11 @@ async def _list_sources(
     try:
         async with asyncio.timeout(timeout_seconds):
             await client.stream_list(
-                path, fold, query={"resourceVersion": WATCH_CACHE}, request_timeout_seconds=timeout_seconds
+                path,
+                fold,
+                query={"resourceVersion": WATCH_CACHE},
+                request_timeout_seconds=timeout_seconds,
+                batch_bytes=LEDGER_BATCH_BYTES,
             )
     except _OverCap:
         for source in group:
