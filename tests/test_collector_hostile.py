@@ -111,14 +111,16 @@ def snapshots(database: TestDatabase) -> dict[str, tuple[Any, ...]]:
     return {str(r[0]): tuple(r[1:]) for r in rows}
 
 
-def ledger_rows(database: TestDatabase, cluster_id: str, resource_type: str) -> int:
+def ledger_rows(database: TestDatabase, cluster_id: str, resource_type: str) -> tuple[int, int]:
+    """(all rows, active rows) of one type in one cluster: neither moves when the type is not listed."""
     with database.admin() as admin:
         row = admin.execute(
-            "SELECT count(*) FROM tenant.infrastructure_resources WHERE cluster_id = %s AND resource_type = %s",
+            "SELECT count(*), count(*) FILTER (WHERE destroyed IS NULL) FROM tenant.infrastructure_resources"
+            " WHERE cluster_id = %s AND resource_type = %s",
             (cluster_id, resource_type),
         ).fetchone()
     assert row is not None
-    return int(str(row[0]))
+    return int(str(row[0])), int(str(row[1]))
 
 
 @pytest.fixture
