@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import httpx
 import orjson
@@ -156,7 +157,7 @@ async def victim(kubeconfig: Path, superuser_dsn: str) -> tuple[str, str]:
             " ORDER BY c.id"
         ).fetchall()
     for (cluster_id,) in rows:
-        ref = refs.get(str(cluster_id))
+        ref = refs.get(UUID(str(cluster_id)))
         if ref is not None:
             return str(cluster_id), f"{ref.namespace.removeprefix('garden-')}--{ref.name}"
     raise RuntimeError("the fleet has no ready cluster with a shoot")
