@@ -124,6 +124,11 @@ def scraped(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> It
         prometheus.wait_until(lambda: bool(prometheus.query("fleet_inventory_clusters_collected_total > 0")), "a round")
         # Enough samples of everything for the rate windows.
         prometheus.wait_until(lambda: bool(prometheus.query("count_over_time(up[30s]) > 5")), "a few scrapes")
+        # A rule with `offset` needs its series to exist that long ago too: on a busy machine the first
+        # reconcile pass may land just before this point.
+        prometheus.wait_until(
+            lambda: all(prometheus.query(as_bool(expr)) for expr in rule_exprs().values()), "every rule's series"
+        )
         yield prometheus
 
 
