@@ -1,0 +1,33 @@
+-- 0008: search in the staff view. ListClusters, ListOrganizations and SearchNamespaces match names
+-- case-insensitively: a query of three or more characters as a substring, a shorter one as a prefix.
+--
+-- Substrings are served by trigram GIN indexes (pg_trgm, which ships with PostgreSQL and is a trusted
+-- extension, so the owner may create it). It lives in a schema of its own that no service role may
+-- use: the indexes serve plain LIKE, so no caller ever needs one of its functions. Prefixes (too
+-- short for a trigram) are served by btree indexes with text_pattern_ops, which answer
+-- `lower(name) LIKE 'ab%'` as a range. Both index lower(name), the expression the queries match.
+SET LOCAL lock_timeout = '10s';
+
+CREATE SCHEMA fleet_ext AUTHORIZATION fun_owner;
+REVOKE ALL ON SCHEMA fleet_ext FROM PUBLIC;
+CREATE EXTENSION pg_trgm SCHEMA fleet_ext;
+
+-- clusters: by name (ListClusters' query).
+CREATE INDEX clusters_idx_name_trgm ON tenant.clusters USING gin (lower(name) fleet_ext.gin_trgm_ops);
+CREATE INDEX clusters_idx_name_prefix ON tenant.clusters (lower(name) text_pattern_ops);
+
+-- organizations: by name and alias (ListOrganizations' query, and ListClusters' by organization).
+CREATE INDEX organizations_idx_name_trgm ON tenant.organizations USING gin (lower(name) fleet_ext.gin_trgm_ops);
+CREATE INDEX organizations_idx_alias_trgm ON tenant.organizations USING gin (lower(alias) fleet_ext.gin_trgm_ops);
+CREATE INDEX organizations_idx_name_prefix ON tenant.organizations (lower(name) text_pattern_ops);
+CREATE INDEX organizations_idx_alias_prefix ON tenant.organizations (lower(alias) text_pattern_ops);
+-- ListOrganizations' other orders: (alias, name, id) and (created, name, id).
+CREATE INDEX organizations_idx_alias_name_id ON tenant.organizations (alias, name, id);
+CREATE INDEX organizations_idx_created_name_id ON tenant.organizations (created, name, id);
+
+-- namespaces: live ones by name (SearchNamespaces), and in (name, id) order for a common substring.
+CREATE INDEX namespaces_idx_live_name_trgm ON tenant.namespaces USING gin (lower(name) fleet_ext.gin_trgm_ops)
+    WHERE deleted IS NULL;
+CREATE INDEX namespaces_idx_live_name_prefix ON tenant.namespaces (lower(name) text_pattern_ops)
+    WHERE deleted IS NULL;
+CREATE INDEX namespaces_idx_live_name_id ON tenant.namespaces (name, id) WHERE deleted IS NULL;
