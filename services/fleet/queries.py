@@ -209,15 +209,10 @@ _CLUSTER_STATEMENTS = {
 }
 
 
-async def list_clusters(
-    conn: psycopg.AsyncConnection[Any],
-    *,
-    filters: ClusterFilters,
-    now: datetime,
-    after: tuple[Any, ...] | None,
-    limit: int,
-) -> list[ClusterRow]:
-    """Clusters matching `filters` in their order after `after` (the order's key), at most `limit`."""
+def cluster_page_query(
+    filters: ClusterFilters, *, now: datetime, after: tuple[Any, ...] | None, limit: int
+) -> tuple[LiteralString, dict[str, object]]:
+    """The statement and parameters of one ListClusters page (tests EXPLAIN them as they run)."""
     params = {
         "organization_id": filters.organization_id,
         "statuses": list(filters.statuses) if filters.statuses is not None else None,
@@ -232,7 +227,19 @@ async def list_clusters(
         "limit": limit,
         **_order_params(after),
     }
-    statement = _CLUSTER_STATEMENTS[(filters.order, filters.descending)]
+    return _CLUSTER_STATEMENTS[(filters.order, filters.descending)], params
+
+
+async def list_clusters(
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    filters: ClusterFilters,
+    now: datetime,
+    after: tuple[Any, ...] | None,
+    limit: int,
+) -> list[ClusterRow]:
+    """Clusters matching `filters` in their order after `after` (the order's key), at most `limit`."""
+    statement, params = cluster_page_query(filters, now=now, after=after, limit=limit)
     return await _ordered_all(conn, statement, ClusterRow, params)
 
 
