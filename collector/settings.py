@@ -79,6 +79,10 @@ class InventorySettings:
     """Seconds recording a failed collection gets on top of INVENTORY_TIMEOUT (fixed, not a variable)."""
     shard: Shard = field(default_factory=Shard)
     """INVENTORY_SHARD: `i/N` collects only the clusters whose stable hash modulo N is i; default 0/1."""
+    history_round_retention_hours: int = 48
+    """HISTORY_ROUND_RETENTION: hours the per-round fleet totals are kept (trends)."""
+    history_hour_retention_days: int = 35
+    """HISTORY_HOUR_RETENTION: days the hourly fleet and organization totals are kept (trends)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +160,8 @@ class Settings:
                 workers=workers,
                 timeout_seconds=env_float(env, "INVENTORY_TIMEOUT", 30.0, minimum=0.1),
                 shard=Shard.parse("INVENTORY_SHARD", shard_raw) if shard_raw else Shard(),
+                history_round_retention_hours=env_int(env, "HISTORY_ROUND_RETENTION", 48, minimum=1),
+                history_hour_retention_days=env_int(env, "HISTORY_HOUR_RETENTION", 35, minimum=1),
             ),
             reconcile=ReconcileSettings(
                 interval_seconds=reconcile_interval,

@@ -34,6 +34,8 @@ WORKER_TABLES = {
 }
 # The row the reconcile pass locks (only the worker may UPDATE it, so only the worker can lock it).
 LOCK_TABLE = "tenant.worker_locks"
+# What the collector only appends to (SELECT, INSERT): the fleet history; its pruning is a function.
+WORKER_APPEND_ONLY_TABLES = {"tenant.fleet_history"}
 MODEL_TABLES = {
     "tenant.organizations",
     "tenant.clusters",
@@ -154,6 +156,7 @@ def test_worker_writes_only_its_tables_and_deletes_nothing(database: TestDatabas
         everything = relations(conn)
         held = {name: granted(conn, WORKER, oid) for name, oid in everything.items()}
     expected = {name: {"SELECT", "INSERT", "UPDATE"} for name in WORKER_TABLES}
+    expected |= {name: {"SELECT", "INSERT"} for name in WORKER_APPEND_ONLY_TABLES}
     expected |= {name: {"SELECT"} for name in MODEL_TABLES}
     expected[LOCK_TABLE] = {"SELECT", "UPDATE"}
     assert {name: privileges for name, privileges in held.items() if privileges} == expected
