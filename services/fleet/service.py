@@ -28,7 +28,7 @@ from services.common.errors import NotFound
 from services.common.paging import PageTokens
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.singleflight import Outcome, SingleFlightCache
-from services.fleet import convert, pages, queries, search, search_convert
+from services.fleet import convert, pages, queries, search, search_convert, trends
 from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS
 from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
 
@@ -243,6 +243,18 @@ class FleetApi(FleetService):
             rows = await queries.search_namespaces(conn, search=wanted_search, after=wanted.after, limit=wanted.limit)
         page = wanted.page(rows)
         return search_convert.search_namespaces_response(page.items, page.next_page_token)
+
+    @override
+    async def get_fleet_trends(
+        self,
+        request: fleet_pb2.GetFleetTrendsRequest,
+        ctx: RequestContext[fleet_pb2.GetFleetTrendsRequest, fleet_pb2.GetFleetTrendsResponse],
+    ) -> fleet_pb2.GetFleetTrendsResponse:
+        _no_store(ctx)
+        wanted = trends.trend_request(request, self._clock())
+        async with self._pool.connection() as conn:
+            rows = await trends.fleet_trends(conn, wanted)
+        return fleet_pb2.GetFleetTrendsResponse(points=[trends.trend_point(row) for row in rows])
 
 
 def _count_summary_lookup(outcome: Outcome) -> None:

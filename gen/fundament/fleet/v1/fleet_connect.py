@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, SearchNamespacesRequest, SearchNamespacesResponse
+from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, SearchNamespacesRequest, SearchNamespacesResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -89,6 +89,15 @@ class FleetService(Protocol):
         across the whole platform by name (case-insensitive substring; a query shorter than three
         characters matches name prefixes), each with its project, cluster and organization; ordered by
         name, then id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_fleet_trends(self, request: GetFleetTrendsRequest, ctx: RequestContext[GetFleetTrendsRequest, GetFleetTrendsResponse], /) -> GetFleetTrendsResponse:
+        """
+        GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -182,6 +191,17 @@ class FleetServiceASGIApplication(ConnectASGIApplication[FleetService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.search_namespaces,
+                ),
+                "/fundament.fleet.v1.FleetService/GetFleetTrends": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetFleetTrends",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=GetFleetTrendsRequest,
+                        output=GetFleetTrendsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_fleet_trends,
                 ),
             },
             interceptors=interceptors,
@@ -408,6 +428,34 @@ class FleetServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
             use_get=use_get,
         )
+    async def get_fleet_trends(
+        self,
+        request: GetFleetTrendsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetFleetTrendsResponse:
+        """
+        GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetFleetTrends",
+                service_name="fundament.fleet.v1.FleetService",
+                input=GetFleetTrendsRequest,
+                output=GetFleetTrendsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
 
 class FleetServiceSync(Protocol):
     """
@@ -461,6 +509,15 @@ class FleetServiceSync(Protocol):
         across the whole platform by name (case-insensitive substring; a query shorter than three
         characters matches name prefixes), each with its project, cluster and organization; ordered by
         name, then id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_fleet_trends(self, request: GetFleetTrendsRequest, ctx: RequestContext[GetFleetTrendsRequest, GetFleetTrendsResponse], /) -> GetFleetTrendsResponse:
+        """
+        GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -552,6 +609,17 @@ class FleetServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.search_namespaces,
+                ),
+                "/fundament.fleet.v1.FleetService/GetFleetTrends": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetFleetTrends",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=GetFleetTrendsRequest,
+                        output=GetFleetTrendsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_fleet_trends,
                 ),
             },
             interceptors=interceptors,
@@ -771,6 +839,34 @@ class FleetServiceClientSync(ConnectClientSync):
                 service_name="fundament.fleet.v1.FleetService",
                 input=SearchNamespacesRequest,
                 output=SearchNamespacesResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def get_fleet_trends(
+        self,
+        request: GetFleetTrendsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetFleetTrendsResponse:
+        """
+        GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetFleetTrends",
+                service_name="fundament.fleet.v1.FleetService",
+                input=GetFleetTrendsRequest,
+                output=GetFleetTrendsResponse,
                 idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),

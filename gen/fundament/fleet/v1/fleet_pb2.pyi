@@ -556,3 +556,43 @@ class NamespaceMatch(_message.Message):
     organization_name: str
     organization_alias: str
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., project_id: _Optional[str] = ..., project_name: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_id: _Optional[str] = ..., organization_name: _Optional[str] = ..., organization_alias: _Optional[str] = ...) -> None: ...
+
+class GetFleetTrendsRequest(_message.Message):
+    __slots__ = ("start", "end", "step_seconds", "organization_id")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    STEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    start: _timestamp_pb2.Timestamp
+    end: _timestamp_pb2.Timestamp
+    step_seconds: int
+    organization_id: str
+    def __init__(self, start: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_seconds: _Optional[int] = ..., organization_id: _Optional[str] = ...) -> None: ...
+
+class GetFleetTrendsResponse(_message.Message):
+    __slots__ = ("points",)
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    points: _containers.RepeatedCompositeFieldContainer[TrendPoint]
+    def __init__(self, points: _Optional[_Iterable[_Union[TrendPoint, _Mapping]]] = ...) -> None: ...
+
+class TrendPoint(_message.Message):
+    __slots__ = ("at", "clusters", "clusters_by_status", "nodes", "ready_nodes", "pods", "cpu_allocatable_millicores", "memory_allocatable_bytes", "open_findings_by_kind")
+    AT_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERS_BY_STATUS_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    READY_NODES_FIELD_NUMBER: _ClassVar[int]
+    PODS_FIELD_NUMBER: _ClassVar[int]
+    CPU_ALLOCATABLE_MILLICORES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ALLOCATABLE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FINDINGS_BY_KIND_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
+    clusters: int
+    clusters_by_status: _containers.RepeatedCompositeFieldContainer[ClusterStatusCount]
+    nodes: int
+    ready_nodes: int
+    pods: int
+    cpu_allocatable_millicores: int
+    memory_allocatable_bytes: int
+    open_findings_by_kind: _containers.RepeatedCompositeFieldContainer[DriftKindCount]
+    def __init__(self, at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., clusters: _Optional[int] = ..., clusters_by_status: _Optional[_Iterable[_Union[ClusterStatusCount, _Mapping]]] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., open_findings_by_kind: _Optional[_Iterable[_Union[DriftKindCount, _Mapping]]] = ...) -> None: ...
