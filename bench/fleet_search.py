@@ -11,7 +11,10 @@ request stack logs, the median over rotating rounds. Printed:
   figure (target <= 2);
 - a search for a unique cluster name and for a namespace name, each against ListClusters page 1
   (target <= 2);
-- ListOrganizations with 500 per page against 100 per page (target <= 2).
+- ListOrganizations with 500 per page against 100 per page (target <= 2);
+- GetFleetTrends over 30 days at hourly steps, fleet-wide and for one organization, against
+  ListClusters page 1 (target <= 2), on 30 days of hourly history and 2 days of 15-minute rounds
+  made by copying one real recording back in time; the history's storage per day is printed beside.
 """
 
 from __future__ import annotations
@@ -37,12 +40,16 @@ from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 from bench.common import kept_postgres
 from bench.fleet_api import ServerSide, _settings, measured, prepare_world
 from bench.overview_function import SCALE
+from collector.inventory import history
 from services.common.auth import DcimTokenRules, mint_token
 from services.fleet.app import running_fleet_api
 
 MATRIX_TARGET = 2.0
 SEARCH_TARGET = 2.0
 ORGANIZATIONS_TARGET = 2.0
+TRENDS_TARGET = 2.0
+HISTORY_DAYS = 30
+ROUND_DAYS = 2
 ORDERS = {name.removeprefix("CLUSTER_ORDER_").lower(): value for name, value in fleet_pb2.ClusterOrder.items() if value}
 FILTERS: dict[str, dict[str, Any]] = {
     "none": {},
@@ -89,6 +96,44 @@ def _rare_names(target: str) -> tuple[str, str]:
     return str(cluster[0]), str(namespace[0])
 
 
+async def fill_history(target: str, at: datetime) -> tuple[str, float]:
+    """30 days of hourly rows and 2 days of 15-minute rounds ending at `at`, copied from one real
+    recording; returns an organization's id and the history's bytes per day (table and indexes)."""
+    keep = {"round_retention": timedelta(days=ROUND_DAYS + 1), "hour_retention": timedelta(days=HISTORY_DAYS + 1)}
+    async with await psycopg.AsyncConnection.connect(target) as conn:
+        await conn.execute("TRUNCATE tenant.fleet_history")
+        await conn.commit()
+        await history.record_round(conn, at=at, **keep)
+        await conn.execute(
+            "INSERT INTO tenant.fleet_history SELECT h.resolution, h.organization_id,"
+            " h.at - make_interval(hours => n),"
+            " h.clusters, h.clusters_by_status, h.nodes, h.ready_nodes, h.pods, h.cpu_allocatable_millicores,"
+            " h.memory_allocatable_bytes, h.open_findings_by_kind FROM tenant.fleet_history AS h,"
+            " generate_series(1, %s) AS n WHERE h.resolution = 'hour'",
+            [HISTORY_DAYS * 24 - 1],
+        )
+        await conn.execute(
+            "INSERT INTO tenant.fleet_history SELECT h.resolution, h.organization_id,"
+            " h.at - make_interval(mins => 15 * n),"
+            " h.clusters, h.clusters_by_status, h.nodes, h.ready_nodes, h.pods, h.cpu_allocatable_millicores,"
+            " h.memory_allocatable_bytes, h.open_findings_by_kind FROM tenant.fleet_history AS h,"
+            " generate_series(1, %s) AS n WHERE h.resolution = 'round'",
+            [ROUND_DAYS * 96 - 1],
+        )
+        await conn.commit()
+        await conn.set_autocommit(True)
+        await conn.execute("VACUUM (ANALYZE) tenant.fleet_history")
+        row = await (await conn.execute("SELECT pg_total_relation_size('tenant.fleet_history')")).fetchone()
+        organization = await (
+            await conn.execute(
+                "SELECT organization_id::text FROM tenant.fleet_history WHERE resolution = 'hour'"
+                " AND organization_id <> '00000000-0000-0000-0000-000000000000' LIMIT 1"
+            )
+        ).fetchone()
+    assert row is not None and organization is not None
+    return str(organization[0]), float(row[0]) / HISTORY_DAYS
+
+
 async def run(target: str, rounds: int, depth: int) -> dict[str, float]:
     secret = secrets.token_urlsafe(48)
     settings = _settings(target, secret)
@@ -101,6 +146,9 @@ async def run(target: str, rounds: int, depth: int) -> dict[str, float]:
     serving.addHandler(log)
     serving.propagate = False
     unique_cluster, namespace = _rare_names(target)
+    now = datetime.now(UTC)
+    organization_id, bytes_per_day = await fill_history(target, now)
+    _say(f"fleet history: {bytes_per_day / 2**20:.1f} MiB per day (table and indexes, hourly rows dominate)")
     async with running_fleet_api(settings, rules=rules) as served:
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{served.server.grpc_port}")
         stub = FleetServiceStub(channel)
@@ -129,6 +177,15 @@ async def run(target: str, rounds: int, depth: int) -> dict[str, float]:
 
             for size in (100, 500):
                 calls[f"ListOrganizations size {size}"] = organizations_call(size)
+
+            def trends_call(organization: str) -> Callable[[], Awaitable[float]]:
+                message = fleet_pb2.GetFleetTrendsRequest(step_seconds=3600, organization_id=organization)
+                message.start.FromDatetime(now - timedelta(days=HISTORY_DAYS))
+                message.end.FromDatetime(now + timedelta(minutes=1))
+                return lambda: measured(log, stub.GetFleetTrends(message, metadata=metadata))
+
+            calls["GetFleetTrends 30 days hourly, fleet"] = trends_call("")
+            calls["GetFleetTrends 30 days hourly, one organization"] = trends_call(organization_id)
             times: dict[str, list[float]] = {name: [] for name in calls}
             for call in calls.values():  # warm-up
                 await call()
@@ -138,7 +195,9 @@ async def run(target: str, rounds: int, depth: int) -> dict[str, float]:
                     times[name].append(await calls[name]())
         finally:
             await channel.close()
-    return report(times)
+    figures = report(times)
+    figures["history bytes per day"] = bytes_per_day
+    return figures
 
 
 def report(times: dict[str, list[float]]) -> dict[str, float]:
