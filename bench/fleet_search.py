@@ -220,11 +220,16 @@ def report(times: dict[str, list[float]]) -> dict[str, float]:
             ORGANIZATIONS_TARGET,
         ),
     }
+    for trend in ("fleet", "one organization"):
+        name = f"GetFleetTrends 30 days hourly, {trend}"
+        ratios[f"{name} / page 1"] = (figures[name] / base, TRENDS_TARGET)
     for name in (
         "search unique cluster",
         "search namespace",
         "ListOrganizations size 100",
         "ListOrganizations size 500",
+        "GetFleetTrends 30 days hourly, fleet",
+        "GetFleetTrends 30 days hourly, one organization",
     ):
         _say(f"{name:<52} {figures[name]:8.2f} ms")
     for label, (ratio, target) in ratios.items():
