@@ -40,7 +40,7 @@ from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 from bench.common import kept_postgres
 from bench.fleet_api import ServerSide, _settings, measured, prepare_world
 from bench.overview_function import SCALE
-from collector.inventory import history
+from collector.inventory import history_store
 from services.common.auth import DcimTokenRules, mint_token
 from services.fleet.app import running_fleet_api
 
@@ -103,7 +103,7 @@ async def fill_history(target: str, at: datetime) -> tuple[str, float]:
     async with await psycopg.AsyncConnection.connect(target) as conn:
         await conn.execute("TRUNCATE tenant.fleet_history")
         await conn.commit()
-        await history.record_round(conn, at=at, **keep)
+        await history_store.record_round(conn, at=at, **keep)
         await conn.execute(
             "INSERT INTO tenant.fleet_history SELECT h.resolution, h.organization_id,"
             " h.at - make_interval(hours => n),"

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from collector.inventory import history
+from collector.inventory import history_store
 from services.fleet import convert, queries
 from tests.fixtures.postgres import TestDatabase
 
@@ -43,7 +43,7 @@ def rows(database: TestDatabase, where: str = "true") -> list[tuple[Any, ...]]:
 async def test_a_round_writes_fleet_totals_that_agree_with_the_summary(
     fleet_database: TestDatabase, worker: Conn
 ) -> None:
-    written, pruned = await history.record_round(worker, at=HOUR, **KEEP)
+    written, pruned = await history_store.record_round(worker, at=HOUR, **KEEP)
     async with await psycopg.AsyncConnection.connect(fleet_database.dsn("fun_platform_admin_api")) as admin:
         totals = await queries.fleet_totals(admin, now=HOUR)
         statuses = convert.clusters_by_status(await queries.fleet_status_inputs(admin))
@@ -65,7 +65,7 @@ async def test_a_round_writes_fleet_totals_that_agree_with_the_summary(
 
 
 async def test_hourly_organization_rows_add_up_to_the_fleet_row(fleet_database: TestDatabase, worker: Conn) -> None:
-    await history.record_round(worker, at=HOUR, **KEEP)
+    await history_store.record_round(worker, at=HOUR, **KEEP)
     hourly = rows(fleet_database, "resolution = 'hour'")
     fleet = next(r for r in hourly if r[1] == NIL)
     organizations = [r for r in hourly if r[1] != NIL]
@@ -80,22 +80,22 @@ async def test_hourly_organization_rows_add_up_to_the_fleet_row(fleet_database: 
 
 
 async def test_an_hour_is_written_once_and_every_round_once(fleet_database: TestDatabase, worker: Conn) -> None:
-    first, _ = await history.record_round(worker, at=HOUR, **KEEP)
-    later, _ = await history.record_round(worker, at=HOUR + timedelta(minutes=15), **KEEP)
-    again, _ = await history.record_round(worker, at=HOUR + timedelta(minutes=15), **KEEP)
+    first, _ = await history_store.record_round(worker, at=HOUR, **KEEP)
+    later, _ = await history_store.record_round(worker, at=HOUR + timedelta(minutes=15), **KEEP)
+    again, _ = await history_store.record_round(worker, at=HOUR + timedelta(minutes=15), **KEEP)
     assert first > 2 and (later, again) == (1, 0)
     assert len(rows(fleet_database, "resolution = 'round'")) == 2
 
 
 async def test_pruning_drops_only_rows_past_their_retention(fleet_database: TestDatabase, worker: Conn) -> None:
-    await history.record_round(worker, at=HOUR, **KEEP)
+    await history_store.record_round(worker, at=HOUR, **KEEP)
     hourly_rows = len(rows(fleet_database, "resolution = 'hour'"))
     three_days_later = HOUR + timedelta(days=3)
-    written, pruned = await history.record_round(worker, at=three_days_later, **KEEP)
+    written, pruned = await history_store.record_round(worker, at=three_days_later, **KEEP)
     assert pruned == 1  # the old round row; the old hour rows are kept for 35 days
     assert [r[2] for r in rows(fleet_database, "resolution = 'round'")] == [three_days_later]
     assert len(rows(fleet_database, "resolution = 'hour'")) == hourly_rows + written - 1
-    _, pruned = await history.record_round(
+    _, pruned = await history_store.record_round(
         worker, at=HOUR + timedelta(days=4), round_retention=timedelta(hours=1), hour_retention=timedelta(days=2)
     )
     assert {r[2] for r in rows(fleet_database, "resolution = 'hour'")} == {
@@ -105,6 +105,6 @@ async def test_pruning_drops_only_rows_past_their_retention(fleet_database: Test
 
 
 async def test_the_worker_cannot_delete_history_itself(worker: Conn) -> None:
-    await history.record_round(worker, at=HOUR, **KEEP)
+    await history_store.record_round(worker, at=HOUR, **KEEP)
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         await worker.execute("DELETE FROM tenant.fleet_history")

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from fundament.fleet.v1 import fleet_pb2
 
-from collector.inventory import history
+from collector.inventory import history_store
 from tests.fixtures.fleet_api import NOW, CallFailed, FleetApiUnderTest
 
 T0 = datetime(2026, 2, 1, 8, 0, 0, tzinfo=UTC)
@@ -25,7 +25,7 @@ KEEP = {"round_retention": timedelta(days=30), "hour_retention": timedelta(days=
 async def record(api: FleetApiUnderTest) -> None:
     async with await psycopg.AsyncConnection.connect(api.database.dsn("fun_cluster_worker")) as conn:
         for at in ROUNDS:
-            await history.record_round(conn, at=at, **KEEP)
+            await history_store.record_round(conn, at=at, **KEEP)
 
 
 def request(**fields: Any) -> fleet_pb2.GetFleetTrendsRequest:
@@ -104,6 +104,6 @@ async def test_bad_ranges_are_invalid_argument(
 async def test_end_defaults_to_the_services_now(fleet_api: FleetApiUnderTest) -> None:
     async with await psycopg.AsyncConnection.connect(fleet_api.database.dsn("fun_cluster_worker")) as conn:
         for at in (NOW - timedelta(hours=2), NOW - timedelta(minutes=5), NOW + timedelta(minutes=5)):
-            await history.record_round(conn, at=at, **KEEP)
+            await history_store.record_round(conn, at=at, **KEEP)
     response = await fleet_api.call("grpc", "GetFleetTrends", request(start=NOW - timedelta(hours=3), step_seconds=600))
     assert times(response) == [NOW - timedelta(hours=2), NOW - timedelta(minutes=5)]

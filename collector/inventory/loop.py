@@ -29,7 +29,7 @@ from uuid import UUID
 
 from psycopg_pool import AsyncConnectionPool
 
-from collector.inventory import history, metrics, store
+from collector.inventory import history_store, metrics, store
 from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
 from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
 from collector.inventory.sources import Unlisted
@@ -242,11 +242,11 @@ class InventoryLoop:
         return ClusterResult(cluster, duration, error=message, reason=reason, failure_recorded=recorded)
 
     async def _record_history(self, at: datetime) -> None:
-        # The trends' totals of this round (collector/inventory/history.py); a failure costs one
+        # The trends' totals of this round (collector/inventory/history_store.py); a failure costs one
         # point of history and is logged, never the round.
         try:
             async with self._pool.connection() as conn:
-                written, pruned = await history.record_round(
+                written, pruned = await history_store.record_round(
                     conn,
                     at=at,
                     round_retention=timedelta(hours=self._settings.history_round_retention_hours),

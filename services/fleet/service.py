@@ -28,7 +28,7 @@ from services.common.errors import NotFound
 from services.common.paging import PageTokens
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.singleflight import Outcome, SingleFlightCache
-from services.fleet import convert, pages, queries, search, search_convert, trends
+from services.fleet import convert, pages, queries, search, search_convert, trend_queries, trends
 from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS
 from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
 
@@ -253,7 +253,7 @@ class FleetApi(FleetService):
         _no_store(ctx)
         wanted = trends.trend_request(request, self._clock())
         async with self._pool.connection() as conn:
-            rows = await trends.fleet_trends(conn, wanted)
+            rows = await trend_queries.fleet_trends(conn, wanted)
         return fleet_pb2.GetFleetTrendsResponse(points=[trends.trend_point(row) for row in rows])
 
 

@@ -1,4 +1,4 @@
-"""GetFleetTrends: the request checked, the fleet history read, the points converted.
+"""GetFleetTrends: the request checked and the points converted (trend_queries.py reads them).
 
 Which history answers: one organization's hourly rows, or the fleet's per-round rows for steps under
 an hour and its hourly rows otherwise. The range is bounded (at most MAX_STEPS steps), so an answer
@@ -9,23 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import Any
 from uuid import UUID
 
-import psycopg
 from fundament.fleet.v1 import fleet_pb2
 from google.protobuf import timestamp_pb2
-from psycopg.rows import class_row
 
 from common.clusterstatus import ClusterStatus
-from common.database import load_queries
 from services.common.errors import InvalidArgument
 from services.fleet.convert import kind_to_proto, status_to_proto
+from services.fleet.trend_queries import TrendRow
 from services.fleet.validate import optional_uuid
 
-QUERIES = load_queries(Path(__file__).with_name("trends.sql"))
-NIL_UUID = UUID(int=0)
 DEFAULT_STEP_SECONDS = 3600
 MIN_STEP_SECONDS = 60
 MAX_STEPS = 2000
@@ -69,33 +63,6 @@ def trend_request(request: fleet_pb2.GetFleetTrendsRequest, now: datetime) -> Tr
     if (end - start) / timedelta(seconds=step) > MAX_STEPS:
         raise InvalidArgument(f"the range holds more than {MAX_STEPS} steps: shorten it or take a longer step")
     return TrendRequest(start, end, step, optional_uuid("organization_id", request.organization_id))
-
-
-@dataclass(frozen=True, slots=True)
-class TrendRow:
-    at: datetime
-    clusters: int
-    clusters_by_status: dict[str, int]
-    nodes: int
-    ready_nodes: int
-    pods: int
-    cpu_allocatable_millicores: int
-    memory_allocatable_bytes: int
-    open_findings_by_kind: dict[str, int]
-
-
-async def fleet_trends(conn: psycopg.AsyncConnection[Any], wanted: TrendRequest) -> list[TrendRow]:
-    """The last recording of each step of the range, oldest first."""
-    params = {
-        "resolution": wanted.resolution,
-        "organization_id": wanted.organization_id or NIL_UUID,
-        "start": wanted.start,
-        "end": wanted.end,
-        "step_seconds": wanted.step_seconds,
-    }
-    async with conn.cursor(row_factory=class_row(TrendRow)) as cur:
-        await cur.execute(QUERIES["fleet_trends"].sql, params, prepare=False)
-        return await cur.fetchall()
 
 
 def trend_point(row: TrendRow) -> fleet_pb2.TrendPoint:
