@@ -1,5 +1,5 @@
 -- The SQL of the fleet history (trends), run by the inventory loop as fun_cluster_worker after each
--- full round. Loaded by collector/inventory/history_store.py; table and pruning function in migration 0008.
+-- full round. Loaded by collector/inventory/history_store.py; table and pruning function in migration 0009.
 
 -- name: record_fleet_history
 -- Called by InventoryLoop.run_once after a full round: the fleet-wide totals of this round, and in

@@ -81,7 +81,7 @@ WHERE (%(include_deleted)s::boolean OR (cluster.deleted IS NULL AND NOT cluster.
   AND (%(organization_id)s::uuid IS NULL OR cluster.organization_id = %(organization_id)s::uuid)
   AND (%(region)s::text IS NULL OR cluster.region = %(region)s::text)
   -- Without include_deleted every row is live, so the status is the live one: the expression of the
-  -- index cluster_sync_state_idx_live_status (migration 0008), whose statistics the planner then uses.
+  -- index cluster_sync_state_idx_live_status (migration 0009), whose statistics the planner then uses.
   AND (%(statuses)s::text[] IS NULL OR (CASE WHEN %(include_deleted)s::boolean THEN tenant.cluster_status(
           cluster.deleted IS NOT NULL, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation,
           cluster.first_completed IS NOT NULL

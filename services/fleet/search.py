@@ -1,6 +1,6 @@
 """Search queries of the staff view, checked and turned into the LIKE patterns queries.sql matches.
 
-Every pattern is matched against `lower(<name>)` (migration 0008 indexes those expressions). A part of
+Every pattern is matched against `lower(<name>)` (migration 0009 indexes those expressions). A part of
 three or more characters is a substring (`%part%`, served by a trigram index); a shorter one is a
 prefix (`part%`, served by a text_pattern_ops btree), because one or two characters hold no trigram
 and a substring of them would read the whole index. LIKE's wildcards in the query are escaped, so

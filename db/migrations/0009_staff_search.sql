@@ -1,4 +1,4 @@
--- 0008: search in the staff view. ListClusters, ListOrganizations and SearchNamespaces match names
+-- 0009: search in the staff view. ListClusters, ListOrganizations and SearchNamespaces match names
 -- case-insensitively: a query of three or more characters as a substring, a shorter one as a prefix.
 --
 -- Substrings are served by trigram GIN indexes (pg_trgm, which ships with PostgreSQL and is a trusted
