@@ -19,6 +19,7 @@ from bench import (
     collector_hostile,
     collector_huge,
     fleet_api,
+    fleet_search,
     overview_function,
     rapid_reset,
     reconcile,
@@ -486,9 +487,94 @@ def read_rapid_reset(results: Sequence[Result]) -> tuple[list[Row], list[Point]]
     return [row], []
 
 
+# -- issue 19: search and sort of the staff API --------------------------------------------------------
+
+
+def plan_fleet_search(options: Options) -> list[Run]:
+    # At the scale fleet only: the targets compare cells of one run, and the matrix is long.
+    return [
+        Run(
+            "fleet_search",
+            "bench.fleet_search",
+            (
+                "--organizations",
+                str(SCALE_ORGANIZATIONS),
+                "--rounds",
+                "3" if options.quick else "7",
+                "--dsn",
+                options.dsn,
+            ),
+        )
+    ]
+
+
+def read_fleet_search(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    run, f = largest(results)
+    page1 = f["ListClusters page 1"]
+    note = size_note(run)
+    worst = next(name for name in f if name.startswith("matrix worst cell"))
+    rows = [
+        Row(
+            "fleet_search",
+            "ListClusters filter x order, worst cell",
+            f[worst] * page1,
+            "ms",
+            "ListClusters page 1",
+            page1,
+            Target("<=", fleet_search.MATRIX_TARGET),
+            note,
+        ),
+        Row(
+            "fleet_search",
+            "ListClusters unique-name search",
+            f["search unique cluster"],
+            "ms",
+            "ListClusters page 1",
+            page1,
+            Target("<=", fleet_search.SEARCH_TARGET),
+            note,
+        ),
+        Row(
+            "fleet_search",
+            "SearchNamespaces by name",
+            f["search namespace"],
+            "ms",
+            "ListClusters page 1",
+            page1,
+            Target("<=", fleet_search.SEARCH_TARGET),
+            note,
+        ),
+        Row(
+            "fleet_search",
+            "ListOrganizations 500 per page",
+            f["ListOrganizations size 500"],
+            "ms",
+            "ListOrganizations 100 per page",
+            f["ListOrganizations size 100"],
+            Target("<=", fleet_search.ORGANIZATIONS_TARGET),
+            note,
+        ),
+    ]
+    for scope in ("fleet", "one organization"):
+        rows.append(
+            Row(
+                "fleet_search",
+                f"GetFleetTrends 30 days hourly, {scope}",
+                f[f"GetFleetTrends 30 days hourly, {scope}"],
+                "ms",
+                "ListClusters page 1",
+                page1,
+                Target("<=", fleet_search.TRENDS_TARGET),
+                note or f"history storage {f['history bytes per day'] / 2**20:.1f} MiB per day",
+            )
+        )
+    return rows, []
+
+
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("overview_function", plan_overview_function, read_overview_function),
     Benchmark("fleet_api", plan_fleet_api, read_fleet_api),
+    Benchmark("fleet_search", plan_fleet_search, read_fleet_search),
     Benchmark("overview_api", plan_overview_api, read_overview_api),
     Benchmark("collector_huge", plan_collector_huge, read_collector_huge),
     Benchmark("collector_fanout", plan_collector_fanout, read_collector_fanout),

@@ -94,6 +94,10 @@ class InventorySettings:
     """GARDENER_MAX_ANSWER_MIB: MiB of one answer parsed whole (a page of the garden's shoots)."""
     ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE
     """INVENTORY_LEDGER_MAX_PER_TYPE: resources of one type in one cluster the ledger records; more: not listed."""
+    history_round_retention_hours: int = 48
+    """HISTORY_ROUND_RETENTION: hours the per-round fleet totals are kept (trends)."""
+    history_hour_retention_days: int = 35
+    """HISTORY_HOUR_RETENTION: days the hourly fleet and organization totals are kept (trends)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +181,8 @@ class Settings:
                 ledger_max_per_type=env_int(
                     env, "INVENTORY_LEDGER_MAX_PER_TYPE", DEFAULT_LEDGER_MAX_PER_TYPE, minimum=1
                 ),
+                history_round_retention_hours=env_int(env, "HISTORY_ROUND_RETENTION", 48, minimum=1),
+                history_hour_retention_days=env_int(env, "HISTORY_HOUR_RETENTION", 35, minimum=1),
             ),
             reconcile=ReconcileSettings(
                 interval_seconds=reconcile_interval,

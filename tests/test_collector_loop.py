@@ -123,7 +123,13 @@ async def test_a_mock_round_stores_what_the_database_describes(
         beat = admin.execute(
             "SELECT last_completed, interval_seconds FROM tenant.worker_heartbeats WHERE loop = 'inventory'"
         ).fetchone()
+        # The round's totals went into the fleet history (trends), the pods it collected included.
+        recorded = admin.execute(
+            "SELECT at, clusters, pods FROM tenant.fleet_history WHERE resolution = 'round'"
+        ).fetchall()
     assert beat == (T0, 60)
+    pods = len(world.clusters) * (mock_pod_count("api") + mock_pod_count("jobs"))
+    assert recorded == [(T0, len(world.clusters), pods)]
 
 
 async def test_only_ready_clusters_of_live_tenant_organizations_are_queued(

@@ -34,6 +34,8 @@ WORKER_TABLES = {
 }
 # The row the reconcile pass locks (only the worker may UPDATE it, so only the worker can lock it).
 LOCK_TABLE = "tenant.worker_locks"
+# What the collector only appends to (SELECT, INSERT): the fleet history; its pruning is a function.
+WORKER_APPEND_ONLY_TABLES = {"tenant.fleet_history"}
 MODEL_TABLES = {
     "tenant.organizations",
     "tenant.clusters",
@@ -59,7 +61,11 @@ def relations(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]:
 def functions(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]:
     rows = conn.execute(
         "SELECT p.oid::regprocedure::text, p.oid::int FROM pg_catalog.pg_proc AS p "
-        f"JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace WHERE {USER_SCHEMAS}"
+        f"JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace WHERE {USER_SCHEMAS} "
+        # An extension's own functions (pg_trgm's, in schema fleet_ext) are PostgreSQL's, not ours:
+        # test_extension_schema_is_closed_to_every_service_role covers them.
+        "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend AS d "
+        "WHERE d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')"
     ).fetchall()
     return {str(name): int(str(oid)) for name, oid in rows}
 
@@ -150,6 +156,7 @@ def test_worker_writes_only_its_tables_and_deletes_nothing(database: TestDatabas
         everything = relations(conn)
         held = {name: granted(conn, WORKER, oid) for name, oid in everything.items()}
     expected = {name: {"SELECT", "INSERT", "UPDATE"} for name in WORKER_TABLES}
+    expected |= {name: {"SELECT", "INSERT"} for name in WORKER_APPEND_ONLY_TABLES}
     expected |= {name: {"SELECT"} for name in MODEL_TABLES}
     expected[LOCK_TABLE] = {"SELECT", "UPDATE"}
     assert {name: privileges for name, privileges in held.items() if privileges} == expected
@@ -267,3 +274,23 @@ def test_fundament_api_sees_only_the_organization_it_acts_for(seeded_database: T
         assert conn.execute("SELECT count(*) FROM tenant.namespaces").fetchone() == namespaces
         with pytest.raises(errors.InsufficientPrivilege):
             conn.execute("SELECT count(*) FROM tenant.cluster_snapshots")
+
+
+def test_extension_schema_is_closed_to_every_service_role(database: TestDatabase) -> None:
+    """pg_trgm serves the search indexes only: its schema is usable by no service role, so none can
+    call its functions, and it is the only extension besides PostgreSQL's own plpgsql."""
+    with database.admin() as conn:
+        extensions = conn.execute(
+            "SELECT e.extname, n.nspname FROM pg_catalog.pg_extension AS e "
+            "JOIN pg_catalog.pg_namespace AS n ON n.oid = e.extnamespace ORDER BY 1"
+        ).fetchall()
+        usable = {
+            role
+            for role in SERVICE_ROLES
+            if conn.execute("SELECT pg_catalog.has_schema_privilege(%s, 'fleet_ext', 'USAGE')", [role]).fetchone()
+            == (True,)
+        }
+    assert extensions == [("pg_trgm", "fleet_ext"), ("plpgsql", "pg_catalog")]
+    assert usable == set()
+    with psycopg.connect(database.dsn(ADMIN_API)) as conn, pytest.raises(errors.InsufficientPrivilege):
+        conn.execute("SELECT fleet_ext.similarity('a', 'b')")

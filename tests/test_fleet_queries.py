@@ -26,7 +26,9 @@ Conn = psycopg.AsyncConnection[Any]
 
 CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
     "begin_consistent_read": queries.begin_consistent_read,
-    "list_organizations": lambda conn: queries.list_organizations(conn, after=("acme", SOME_ID), limit=3),
+    "list_organizations": lambda conn: queries.list_organizations(
+        conn, filters=queries.OrganizationFilters(pattern="%acm%"), after=("acme", SOME_ID), limit=3
+    ),
     "list_clusters": lambda conn: queries.list_clusters(
         conn,
         filters=queries.ClusterFilters(
@@ -36,6 +38,9 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
             stale=True,
             region="eu-west-1",
             include_deleted=True,
+            either_pattern="%pro%",
+            cluster_pattern="pr%",
+            organization_pattern="%acm%",
         ),
         now=NOW,
         after=("prod", SOME_ID),
@@ -60,6 +65,9 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
         after=(SOME_ID, "kubernetes.node", "", "node-1", SOME_ID),
         limit=3,
     ),
+    "search_namespaces": lambda conn: queries.search_namespaces(
+        conn, search=queries.NamespaceSearch("%web%"), after=("web", SOME_ID), limit=3
+    ),
     "fleet_totals": lambda conn: queries.fleet_totals(conn, now=NOW),
     "fleet_status_inputs": queries.fleet_status_inputs,
     "open_findings_by_kind": queries.open_findings_by_kind,
@@ -81,6 +89,45 @@ def test_every_block_has_a_call_here() -> None:
 async def test_block_runs_as_the_admin_role(conn: Conn, name: str) -> None:
     await CALLS[name](conn)
     await conn.rollback()
+
+
+# A key after which each order continues: its first part has the order's type.
+ORDER_KEYS: dict[str, tuple[object, ...]] = {
+    "name": ("prod", SOME_ID),
+    "organization": ("acme", "prod", SOME_ID),
+    "alias": ("Acme", "acme", SOME_ID),
+    "pods": (12, "prod", SOME_ID),
+    "nodes": (3, "prod", SOME_ID),
+    "observed": (NOW, "prod", SOME_ID),
+    "status_since": (queries.NEVER, "prod", SOME_ID),
+    "created": (NOW, "acme", SOME_ID),
+}
+
+
+def test_every_order_block_belongs_to_an_order() -> None:
+    expected = {f"clusters_by_{order}_{d}" for order in queries.ClusterOrder for d in ("asc", "desc")}
+    expected |= {f"organizations_by_{order}_{d}" for order in queries.OrganizationOrder for d in ("asc", "desc")}
+    assert set(queries.ORDERS) == expected
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("order", list(queries.ClusterOrder))
+async def test_every_cluster_order_runs_first_and_later_pages(
+    conn: Conn, order: queries.ClusterOrder, descending: bool
+) -> None:
+    filters = queries.ClusterFilters(order=order, descending=descending, either_pattern="%pro%")
+    for after in (None, ORDER_KEYS[order.value]):
+        assert await queries.list_clusters(conn, filters=filters, now=NOW, after=after, limit=3) == []
+
+
+@pytest.mark.parametrize("descending", [False, True])
+@pytest.mark.parametrize("order", list(queries.OrganizationOrder))
+async def test_every_organization_order_runs_first_and_later_pages(
+    conn: Conn, order: queries.OrganizationOrder, descending: bool
+) -> None:
+    filters = queries.OrganizationFilters(order=order, descending=descending)
+    for after in (None, ORDER_KEYS[order.value]):
+        assert await queries.list_organizations(conn, filters=filters, after=after, limit=3) == []
 
 
 async def test_first_pages_on_an_empty_platform_are_empty(conn: Conn) -> None:

@@ -23,13 +23,13 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
 from psycopg_pool import AsyncConnectionPool
 
-from collector.inventory import metrics, store
+from collector.inventory import history_store, metrics, store
 from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
 from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
 from collector.inventory.sources import OVER_CAP, Unlisted
@@ -159,6 +159,8 @@ class InventoryLoop:
         if full_round:
             metrics.ROUND_DURATION.observe(summary.duration_seconds)
             metrics.ROUND_CLUSTERS.set(len(clusters))
+            if self._settings.shard.index == 0:
+                await self._record_history(started_at)
             self.first_round_done.set()
         logger.info(
             "inventory round done" if full_round else "collection done",
@@ -240,6 +242,22 @@ class InventoryLoop:
         metrics.CLUSTER_DURATION.labels("failed").observe(duration)
         logger.warning("collection failed", extra={**context, "reason": reason, "error": message})
         return ClusterResult(cluster, duration, error=message, reason=reason, failure_recorded=recorded)
+
+    async def _record_history(self, at: datetime) -> None:
+        # The trends' totals of this round (collector/inventory/history_store.py); a failure costs one
+        # point of history and is logged, never the round.
+        try:
+            async with self._pool.connection() as conn:
+                written, pruned = await history_store.record_round(
+                    conn,
+                    at=at,
+                    round_retention=timedelta(hours=self._settings.history_round_retention_hours),
+                    hour_retention=timedelta(days=self._settings.history_hour_retention_days),
+                )
+        except _RECORDING_ERRORS as e:
+            logger.warning("cannot record the fleet history", extra={"cause": type(e).__name__, "error": str(e)})
+            return
+        logger.info("fleet history recorded", extra={"rows": written, "pruned": pruned})
 
     async def _heartbeat(self, at: datetime, clusters: int) -> None:
         metrics.LAST_ROUND.set(at.timestamp())

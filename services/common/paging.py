@@ -23,6 +23,7 @@ import binascii
 import dataclasses
 import hashlib
 import hmac
+import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,8 @@ TOKEN_VERSION = 1
 # Tokens are a few hundred bytes; anything much larger is not one of ours and is refused unparsed.
 MAX_TOKEN_CHARS = 2048
 _MAC_BYTES = 16  # 128 bits: forging needs 2^128 tries, and the token stays short
+# An integer key part: a bigint's decimal digits at most, so a decoded key always fits its SQL type.
+_DECIMAL = re.compile(r"^-?[0-9]{1,18}$")
 
 
 def page_size(requested: int) -> int:
@@ -58,15 +61,16 @@ class KeyPart(StrEnum):
     """The type of one sort-key column, so a decoded key is checked before it reaches SQL.
 
     A decoded part is always the Python type named here: TEXT a `str`, UUID a `uuid.UUID`, TIMESTAMP
-    an aware `datetime`.
+    an aware `datetime`, INTEGER an `int` (carried as decimal text).
     """
 
     TEXT = "text"
     UUID = "uuid"
     TIMESTAMP = "timestamp"
+    INTEGER = "integer"
 
 
-KeyValue = str | uuid.UUID | datetime
+KeyValue = str | uuid.UUID | datetime | int
 FilterValue = str | int | bool | None | tuple[str, ...] | tuple[int, ...]
 
 R = TypeVar("R")
@@ -125,6 +129,10 @@ def _encode_part(part: KeyPart, value: KeyValue) -> str:
         return value.isoformat()
     if part is KeyPart.UUID:
         return str(uuid.UUID(str(value)))
+    if part is KeyPart.INTEGER:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError("an integer key part needs an int")
+        return str(value)
     if not isinstance(value, str):
         raise TypeError("a text key part needs a str")
     return value
@@ -140,6 +148,10 @@ def _decode_part(part: KeyPart, value: object) -> KeyValue:
         return parsed
     if part is KeyPart.UUID:
         return uuid.UUID(value)
+    if part is KeyPart.INTEGER:
+        if not _DECIMAL.match(value):
+            raise ValueError("integer key part is not a decimal number")
+        return int(value)
     return value
 
 

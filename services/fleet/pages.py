@@ -1,24 +1,60 @@
-"""The four paged lists of FleetService: each one's token name, sort key and the key of a row.
+"""The paged lists of FleetService: each one's token name, sort key and the key of a row.
 
-A spec's key is the ORDER BY of its block in queries.sql; the names are bound into the tokens, so a
-token of one list is refused by another.
+A spec's key is the ORDER BY of its block in queries.sql (for the sortable lists, of the order's block
+in orders.sql); the names are bound into the tokens, so a token of one list or order is refused by
+another. Direction, query and filters are bound through the filter fingerprint.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from services.common.paging import KeyPart, KeysetSpec
 from services.fleet import queries
 
 _NAME_ID = (KeyPart.TEXT, KeyPart.UUID)
+_TEXT_KEY = (KeyPart.TEXT, *_NAME_ID)
+_INTEGER_KEY = (KeyPart.INTEGER, *_NAME_ID)
+_TIME_KEY = (KeyPart.TIMESTAMP, *_NAME_ID)
 
-ORGANIZATIONS: KeysetSpec[queries.OrganizationRow, tuple[str, UUID]] = KeysetSpec(
-    "organizations", _NAME_ID, lambda row: (row.name, row.id)
-)
-CLUSTERS: KeysetSpec[queries.ClusterRow, tuple[str, UUID]] = KeysetSpec(
-    "clusters", _NAME_ID, lambda row: (row.name, row.id)
+
+def _time(value: datetime | None) -> datetime:
+    # A missing time sorts as '-infinity' in orders.sql; queries.NEVER stands for it in a token.
+    return queries.NEVER if value is None else value
+
+
+OrganizationSpec = KeysetSpec[queries.OrganizationRow, tuple[Any, ...]]
+ORGANIZATIONS: dict[queries.OrganizationOrder, OrganizationSpec] = {
+    queries.OrganizationOrder.NAME: KeysetSpec("organizations", _NAME_ID, lambda row: (row.name, row.id)),
+    queries.OrganizationOrder.ALIAS: KeysetSpec(
+        "organizations.alias", _TEXT_KEY, lambda row: (row.alias, row.name, row.id)
+    ),
+    queries.OrganizationOrder.CREATED: KeysetSpec(
+        "organizations.created", _TIME_KEY, lambda row: (row.created, row.name, row.id)
+    ),
+}
+
+ClusterSpec = KeysetSpec[queries.ClusterRow, tuple[Any, ...]]
+CLUSTERS: dict[queries.ClusterOrder, ClusterSpec] = {
+    queries.ClusterOrder.NAME: KeysetSpec("clusters", _NAME_ID, lambda row: (row.name, row.id)),
+    queries.ClusterOrder.ORGANIZATION: KeysetSpec(
+        "clusters.organization", _TEXT_KEY, lambda row: (row.organization_name, row.name, row.id)
+    ),
+    queries.ClusterOrder.PODS: KeysetSpec("clusters.pods", _INTEGER_KEY, lambda row: (row.pods or 0, row.name, row.id)),
+    queries.ClusterOrder.NODES: KeysetSpec(
+        "clusters.nodes", _INTEGER_KEY, lambda row: (row.nodes or 0, row.name, row.id)
+    ),
+    queries.ClusterOrder.OBSERVED: KeysetSpec(
+        "clusters.observed", _TIME_KEY, lambda row: (_time(row.observed), row.name, row.id)
+    ),
+    queries.ClusterOrder.STATUS_SINCE: KeysetSpec(
+        "clusters.status_since", _TIME_KEY, lambda row: (_time(row.shoot_status_changed), row.name, row.id)
+    ),
+}
+NAMESPACE_SEARCH: KeysetSpec[queries.NamespaceMatchRow, tuple[str, UUID]] = KeysetSpec(
+    "namespace_search", _NAME_ID, lambda row: (row.name, row.id)
 )
 DRIFT_FINDINGS: KeysetSpec[queries.FindingRow, tuple[datetime, UUID]] = KeysetSpec(
     "drift_findings", (KeyPart.TIMESTAMP, KeyPart.UUID), lambda row: (row.first_detected, row.id)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -21,11 +22,16 @@ from psycopg.rows import class_row
 from common.database import load_queries
 
 QUERIES = load_queries(Path(__file__).with_name("queries.sql"))
+# The keyset condition and ORDER BY of each sort order of the two sortable lists (see orders.sql).
+ORDERS = load_queries(Path(__file__).with_name("orders.sql"))
+KEYSET_LINE = "-- keyset --"
 
 # Sentinel keys that sort before every row: the first page is "after" them (see queries.sql).
 NIL_UUID = UUID(int=0)
 BEFORE_ANY_TEXT = ""
 BEFORE_ANY_TIME = "-infinity"
+# How a missing time sorts in an order by it: '-infinity' in SQL, this in a page token.
+NEVER = datetime.min.replace(tzinfo=UTC)
 
 R = TypeVar("R")
 
@@ -33,6 +39,37 @@ R = TypeVar("R")
 async def _all(conn: psycopg.AsyncConnection[Any], name: str, row: type[R], params: Mapping[str, object]) -> list[R]:
     async with conn.cursor(row_factory=class_row(row)) as cur:
         await cur.execute(QUERIES[name].sql, params, prepare=False)
+        return await cur.fetchall()
+
+
+def _ordered(list_name: str, order_block: str) -> LiteralString:
+    """A list's block with the keyset condition and ORDER BY of one order in place of its keyset line."""
+    template = QUERIES[list_name].sql
+    if KEYSET_LINE not in template:
+        raise ValueError(f"{list_name} has no keyset line")
+    return template.replace(KEYSET_LINE, ORDERS[order_block].sql)
+
+
+def _sql_time(value: datetime) -> datetime | str:
+    return BEFORE_ANY_TIME if value == NEVER else value
+
+
+def _order_params(after: tuple[Any, ...] | None) -> dict[str, object]:
+    """The keyset parameters of an order block: (value, name, id) or (name, id); first_page without one."""
+    if after is None:
+        return {"first_page": True, "after_value": None, "after_name": None, "after_id": None}
+    *value, name, id_ = after
+    after_value = value[0] if value else None
+    if isinstance(after_value, datetime):
+        after_value = _sql_time(after_value)
+    return {"first_page": False, "after_value": after_value, "after_name": name, "after_id": id_}
+
+
+async def _ordered_all(
+    conn: psycopg.AsyncConnection[Any], statement: LiteralString, row: type[R], params: Mapping[str, object]
+) -> list[R]:
+    async with conn.cursor(row_factory=class_row(row)) as cur:
+        await cur.execute(statement, params, prepare=False)
         return await cur.fetchall()
 
 
@@ -57,14 +94,41 @@ class OrganizationRow:
     clusters_needing_attention: int
 
 
+class OrganizationOrder(StrEnum):
+    """ListOrganizations' sort keys; each ends in (name, id)."""
+
+    NAME = "name"
+    ALIAS = "alias"
+    CREATED = "created"
+
+
+@dataclass(frozen=True, slots=True)
+class OrganizationFilters:
+    """ListOrganizations' query and order, normalized (a page token is bound to all of them)."""
+
+    pattern: str | None = None
+    order: OrganizationOrder = OrganizationOrder.NAME
+    descending: bool = False
+
+
+_ORGANIZATION_STATEMENTS = {
+    (order, descending): _ordered("list_organizations", f"organizations_by_{order.value}_{direction}")
+    for order in OrganizationOrder
+    for descending, direction in ((False, "asc"), (True, "desc"))
+}
+
+
 async def list_organizations(
-    conn: psycopg.AsyncConnection[Any], *, after: tuple[str, UUID] | None, limit: int
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    filters: OrganizationFilters = OrganizationFilters(),
+    after: tuple[Any, ...] | None,
+    limit: int,
 ) -> list[OrganizationRow]:
-    """Organizations after `after` = (name, id), at most `limit`."""
-    name, id_ = after or (BEFORE_ANY_TEXT, NIL_UUID)
-    return await _all(
-        conn, "list_organizations", OrganizationRow, {"after_name": name, "after_id": id_, "limit": limit}
-    )
+    """Organizations matching `filters` in their order after `after` (the order's key), at most `limit`."""
+    params = {"pattern": filters.pattern, "limit": limit, **_order_params(after)}
+    statement = _ORGANIZATION_STATEMENTS[(filters.order, filters.descending)]
+    return await _ordered_all(conn, statement, OrganizationRow, params)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +173,21 @@ class ClusterRow:
     """When the shoot entered the ready set (ready or unhealthy); None outside it (migration 0007)."""
 
 
+class ClusterOrder(StrEnum):
+    """ListClusters' sort keys; each ends in (name, id)."""
+
+    NAME = "name"
+    ORGANIZATION = "organization"
+    PODS = "pods"
+    NODES = "nodes"
+    OBSERVED = "observed"
+    STATUS_SINCE = "status_since"
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterFilters:
-    """ListClusters' filters, normalized; None means "no filter"."""
+    """ListClusters' filters, query patterns (services/fleet/search.py) and order, normalized; None
+    means "no filter". A page token is bound to every field."""
 
     organization_id: UUID | None = None
     statuses: tuple[str, ...] | None = None
@@ -119,18 +195,24 @@ class ClusterFilters:
     stale: bool = False
     region: str | None = None
     include_deleted: bool = False
+    either_pattern: str | None = None
+    cluster_pattern: str | None = None
+    organization_pattern: str | None = None
+    order: ClusterOrder = ClusterOrder.NAME
+    descending: bool = False
 
 
-async def list_clusters(
-    conn: psycopg.AsyncConnection[Any],
-    *,
-    filters: ClusterFilters,
-    now: datetime,
-    after: tuple[str, UUID] | None,
-    limit: int,
-) -> list[ClusterRow]:
-    """Clusters matching `filters` after `after` = (name, id), at most `limit`."""
-    name, id_ = after or (BEFORE_ANY_TEXT, NIL_UUID)
+_CLUSTER_STATEMENTS = {
+    (order, descending): _ordered("list_clusters", f"clusters_by_{order.value}_{direction}")
+    for order in ClusterOrder
+    for descending, direction in ((False, "asc"), (True, "desc"))
+}
+
+
+def cluster_page_query(
+    filters: ClusterFilters, *, now: datetime, after: tuple[Any, ...] | None, limit: int
+) -> tuple[LiteralString, dict[str, object]]:
+    """The statement and parameters of one ListClusters page (tests EXPLAIN them as they run)."""
     params = {
         "organization_id": filters.organization_id,
         "statuses": list(filters.statuses) if filters.statuses is not None else None,
@@ -138,12 +220,27 @@ async def list_clusters(
         "stale": filters.stale,
         "region": filters.region,
         "include_deleted": filters.include_deleted,
+        "either": filters.either_pattern,
+        "cluster_pattern": filters.cluster_pattern,
+        "organization_pattern": filters.organization_pattern,
         "now": now,
-        "after_name": name,
-        "after_id": id_,
         "limit": limit,
+        **_order_params(after),
     }
-    return await _all(conn, "list_clusters", ClusterRow, params)
+    return _CLUSTER_STATEMENTS[(filters.order, filters.descending)], params
+
+
+async def list_clusters(
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    filters: ClusterFilters,
+    now: datetime,
+    after: tuple[Any, ...] | None,
+    limit: int,
+) -> list[ClusterRow]:
+    """Clusters matching `filters` in their order after `after` (the order's key), at most `limit`."""
+    statement, params = cluster_page_query(filters, now=now, after=after, limit=limit)
+    return await _ordered_all(conn, statement, ClusterRow, params)
 
 
 async def get_cluster(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> ClusterRow | None:
@@ -379,6 +476,35 @@ class LoopRow:
 async def loop_freshness(conn: psycopg.AsyncConnection[Any]) -> list[LoopRow]:
     """Each worker loop's last pass and interval."""
     return await _all(conn, "loop_freshness", LoopRow, {})
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceMatchRow:
+    id: UUID
+    name: str
+    project_id: UUID
+    project_name: str
+    cluster_id: UUID
+    cluster_name: str
+    organization_id: UUID
+    organization_name: str
+    organization_alias: str
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceSearch:
+    """SearchNamespaces' pattern (services/fleet/search.py); a page token is bound to it."""
+
+    pattern: str
+
+
+async def search_namespaces(
+    conn: psycopg.AsyncConnection[Any], *, search: NamespaceSearch, after: tuple[str, UUID] | None, limit: int
+) -> list[NamespaceMatchRow]:
+    """Live namespaces whose name matches, by (name, id), after `after`, at most `limit`."""
+    name, id_ = after or (BEFORE_ANY_TEXT, NIL_UUID)
+    params = {"pattern": search.pattern, "after_name": name, "after_id": id_, "limit": limit}
+    return await _all(conn, "search_namespaces", NamespaceMatchRow, params)
 
 
 def query_names() -> Sequence[str]:

@@ -19,8 +19,10 @@
 SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 
 -- name: list_organizations
--- Called by FleetApi.list_organizations: one page of organizations (live and deleted) by (name, id).
--- The counts are per row of the page (LATERAL), so a page costs the same at any depth.
+-- Called by FleetApi.list_organizations: one page of organizations (live and deleted), those whose
+-- name or alias matches %(pattern)s when it is set (see services/fleet/search.py), in the order of
+-- the organizations_by_* block of orders.sql that queries.py puts in place of the keyset line. The
+-- counts are per row of the page (LATERAL), so a page costs the same at any depth.
 SELECT o.id,
        o.name,
        o.alias,
@@ -60,23 +62,37 @@ LEFT JOIN LATERAL (
     WHERE c.organization_id = o.id AND c.deleted IS NULL
 ) AS counts ON o.deleted IS NULL
 WHERE o.id <> tenant.system_organization_id()
-  AND (o.name, o.id) > (%(after_name)s::text, %(after_id)s::uuid)
-ORDER BY o.name, o.id
+  AND (%(pattern)s::text IS NULL OR lower(o.name) LIKE %(pattern)s::text OR lower(o.alias) LIKE %(pattern)s::text)
+-- keyset --
 LIMIT %(limit)s;
 
 -- name: list_clusters
--- Called by FleetApi.list_clusters: one page of clusters by (name, id) as tenant.staff_clusters shows
--- them (migration 0006). Filters combine with AND; without include_deleted only live clusters of live
--- organizations are listed.
+-- Called by FleetApi.list_clusters: one page of clusters as tenant.staff_clusters shows them
+-- (migration 0006), in the order of the clusters_by_* block of orders.sql that queries.py puts in
+-- place of the keyset line. Filters combine with AND; without include_deleted only live clusters of
+-- live organizations are listed. The query's patterns (services/fleet/search.py): %(either)s matches
+-- the cluster's name or its organization's name or alias; %(cluster_pattern)s and
+-- %(organization_pattern)s match one each. The matching organizations are read once into an array
+-- (an init plan), so `organization_id = ANY (...)` can use an index: a rare match is a BitmapOr of
+-- the name's trigram index and the organization index, a common one walks the order's index.
 SELECT cluster.*
 FROM tenant.staff_clusters AS cluster
 WHERE (%(include_deleted)s::boolean OR (cluster.deleted IS NULL AND NOT cluster.organization_deleted))
   AND (%(organization_id)s::uuid IS NULL OR cluster.organization_id = %(organization_id)s::uuid)
   AND (%(region)s::text IS NULL OR cluster.region = %(region)s::text)
-  AND (%(statuses)s::text[] IS NULL OR tenant.cluster_status(
+  -- Without include_deleted every row is live, so the status is the live one: the expression of the
+  -- index cluster_sync_state_idx_live_status (migration 0009), whose statistics the planner then uses.
+  AND (%(statuses)s::text[] IS NULL OR (CASE WHEN %(include_deleted)s::boolean THEN tenant.cluster_status(
           cluster.deleted IS NOT NULL, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation,
           cluster.first_completed IS NOT NULL
-      ) = ANY (%(statuses)s::text[]))
+      ) ELSE tenant.cluster_status(
+          false, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation, cluster.first_completed IS NOT NULL
+      ) END) = ANY (%(statuses)s::text[]))
+  -- Implied by the status filter (a cluster without a sync status is PROVISIONING, DELETING or
+  -- DELETED): spelled out because it lets the planner turn the view's outer join to the sync state
+  -- into an inner one, so the filter above reaches that table and its index.
+  AND (%(statuses)s::text[] IS NULL OR %(statuses)s::text[] && ARRAY['provisioning', 'deleting', 'deleted']
+       OR cluster.sync_status IS NOT NULL)
   AND (NOT %(needs_attention)s::boolean OR tenant.cluster_needs_attention(tenant.cluster_status(
           cluster.deleted IS NOT NULL, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation,
           cluster.first_completed IS NOT NULL
@@ -88,8 +104,16 @@ WHERE (%(include_deleted)s::boolean OR (cluster.deleted IS NULL AND NOT cluster.
           cluster.observed, cluster.ready_since, cluster.inventory_interval_seconds,
           cluster.inventory_since, %(now)s::timestamptz
       ))
-  AND (cluster.name, cluster.id) > (%(after_name)s::text, %(after_id)s::uuid)
-ORDER BY cluster.name, cluster.id
+  AND (%(cluster_pattern)s::text IS NULL OR lower(cluster.name) LIKE %(cluster_pattern)s::text)
+  AND (%(organization_pattern)s::text IS NULL OR cluster.organization_id = ANY (ARRAY(
+          SELECT o.id FROM tenant.organizations AS o
+          WHERE lower(o.name) LIKE %(organization_pattern)s::text OR lower(o.alias) LIKE %(organization_pattern)s::text
+      )))
+  AND (%(either)s::text IS NULL OR lower(cluster.name) LIKE %(either)s::text OR cluster.organization_id = ANY (ARRAY(
+          SELECT o.id FROM tenant.organizations AS o
+          WHERE lower(o.name) LIKE %(either)s::text OR lower(o.alias) LIKE %(either)s::text
+      )))
+-- keyset --
 LIMIT %(limit)s;
 
 -- name: get_cluster
@@ -330,3 +354,27 @@ ORDER BY f.kind;
 SELECT hb.loop, hb.last_completed, hb.interval_seconds
 FROM tenant.worker_heartbeats AS hb
 ORDER BY hb.loop;
+
+-- name: search_namespaces
+-- Called by FleetApi.search_namespaces: one page of live namespaces whose name matches %(pattern)s
+-- (services/fleet/search.py), in live projects on live clusters of live, non-system organizations,
+-- by (name, id), each with where it lives.
+SELECT n.id,
+       n.name,
+       p.id AS project_id,
+       p.name AS project_name,
+       c.id AS cluster_id,
+       c.name AS cluster_name,
+       o.id AS organization_id,
+       o.name AS organization_name,
+       o.alias AS organization_alias
+FROM tenant.namespaces AS n
+JOIN tenant.projects AS p ON p.id = n.project_id AND p.deleted IS NULL
+JOIN tenant.clusters AS c ON c.id = p.cluster_id AND c.deleted IS NULL
+JOIN tenant.organizations AS o ON o.id = c.organization_id AND o.deleted IS NULL
+WHERE n.deleted IS NULL
+  AND lower(n.name) LIKE %(pattern)s::text
+  AND o.id <> tenant.system_organization_id()
+  AND (n.name, n.id) > (%(after_name)s::text, %(after_id)s::uuid)
+ORDER BY n.name, n.id
+LIMIT %(limit)s;

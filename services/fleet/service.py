@@ -28,7 +28,7 @@ from services.common.errors import NotFound
 from services.common.paging import PageTokens
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.singleflight import Outcome, SingleFlightCache
-from services.fleet import convert, pages, queries
+from services.fleet import convert, pages, queries, search, search_convert, trend_queries, trends
 from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS
 from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
 
@@ -89,9 +89,16 @@ class FleetApi(FleetService):
         ctx: RequestContext[fleet_pb2.ListOrganizationsRequest, fleet_pb2.ListOrganizationsResponse],
     ) -> fleet_pb2.ListOrganizationsResponse:
         _no_store(ctx)
-        wanted = self._tokens.page_request(pages.ORGANIZATIONS, None, size=request.page_size, token=request.page_token)
+        filters = queries.OrganizationFilters(
+            pattern=search.name_search("query", request.query),
+            order=search_convert.organization_order(request.order),
+            descending=request.descending,
+        )
+        wanted = self._tokens.page_request(
+            pages.ORGANIZATIONS[filters.order], filters, size=request.page_size, token=request.page_token
+        )
         async with self._pool.connection() as conn:
-            rows = await queries.list_organizations(conn, after=wanted.after, limit=wanted.limit)
+            rows = await queries.list_organizations(conn, filters=filters, after=wanted.after, limit=wanted.limit)
         page = wanted.page(rows)
         return convert.list_organizations_response(page.items, page.next_page_token)
 
@@ -102,6 +109,7 @@ class FleetApi(FleetService):
         ctx: RequestContext[fleet_pb2.ListClustersRequest, fleet_pb2.ListClustersResponse],
     ) -> fleet_pb2.ListClustersResponse:
         _no_store(ctx)
+        found = search.cluster_search(request.query)
         filters = queries.ClusterFilters(
             organization_id=optional_uuid("organization_id", request.organization_id),
             statuses=convert.statuses_from_proto(request.statuses),
@@ -109,8 +117,15 @@ class FleetApi(FleetService):
             stale=request.stale,
             region=optional_text("region", request.region),
             include_deleted=request.include_deleted,
+            either_pattern=found.either,
+            cluster_pattern=found.cluster,
+            organization_pattern=found.organization,
+            order=search_convert.cluster_order(request.order),
+            descending=request.descending,
         )
-        wanted = self._tokens.page_request(pages.CLUSTERS, filters, size=request.page_size, token=request.page_token)
+        wanted = self._tokens.page_request(
+            pages.CLUSTERS[filters.order], filters, size=request.page_size, token=request.page_token
+        )
         now = self._clock()
         async with self._pool.connection() as conn:
             rows = await queries.list_clusters(conn, filters=filters, now=now, after=wanted.after, limit=wanted.limit)
@@ -212,6 +227,34 @@ class FleetApi(FleetService):
             )
         page = wanted.page(rows)
         return convert.list_infrastructure_resources_response(page.items, page.next_page_token)
+
+    @override
+    async def search_namespaces(
+        self,
+        request: fleet_pb2.SearchNamespacesRequest,
+        ctx: RequestContext[fleet_pb2.SearchNamespacesRequest, fleet_pb2.SearchNamespacesResponse],
+    ) -> fleet_pb2.SearchNamespacesResponse:
+        _no_store(ctx)
+        wanted_search = queries.NamespaceSearch(search.required_name_search("query", request.query))
+        wanted = self._tokens.page_request(
+            pages.NAMESPACE_SEARCH, wanted_search, size=request.page_size, token=request.page_token
+        )
+        async with self._pool.connection() as conn:
+            rows = await queries.search_namespaces(conn, search=wanted_search, after=wanted.after, limit=wanted.limit)
+        page = wanted.page(rows)
+        return search_convert.search_namespaces_response(page.items, page.next_page_token)
+
+    @override
+    async def get_fleet_trends(
+        self,
+        request: fleet_pb2.GetFleetTrendsRequest,
+        ctx: RequestContext[fleet_pb2.GetFleetTrendsRequest, fleet_pb2.GetFleetTrendsResponse],
+    ) -> fleet_pb2.GetFleetTrendsResponse:
+        _no_store(ctx)
+        wanted = trends.trend_request(request, self._clock())
+        async with self._pool.connection() as conn:
+            rows = await trend_queries.fleet_trends(conn, wanted)
+        return fleet_pb2.GetFleetTrendsResponse(points=[trends.trend_point(row) for row in rows])
 
 
 def _count_summary_lookup(outcome: Outcome) -> None:

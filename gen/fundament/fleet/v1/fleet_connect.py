@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse
+from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, SearchNamespacesRequest, SearchNamespacesResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -44,14 +44,14 @@ class FleetService(Protocol):
     async def list_organizations(self, request: ListOrganizationsRequest, ctx: RequestContext[ListOrganizationsRequest, ListOrganizationsResponse], /) -> ListOrganizationsResponse:
         """
         ListOrganizations pages through every organization but the system one, listed publicly or not,
-        live or deleted, ordered by name then id.
+        live or deleted, optionally searched, in the requested order (by default by name then id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def list_clusters(self, request: ListClustersRequest, ctx: RequestContext[ListClustersRequest, ListClustersResponse], /) -> ListClustersResponse:
         """
-        ListClusters pages through clusters, ordered by name then id, with status, latest snapshot,
-        staleness and open drift.
+        ListClusters pages through clusters, optionally searched, in the requested order (by default by
+        name then id), with status, latest snapshot, staleness and open drift.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -80,6 +80,24 @@ class FleetService(Protocol):
         """
         ListInfrastructureResources pages through the infrastructure ledger, ordered by cluster, type,
         namespace, name, then id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def search_namespaces(self, request: SearchNamespacesRequest, ctx: RequestContext[SearchNamespacesRequest, SearchNamespacesResponse], /) -> SearchNamespacesResponse:
+        """
+        SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
+        across the whole platform by name (case-insensitive substring; a query shorter than three
+        characters matches name prefixes), each with its project, cluster and organization; ordered by
+        name, then id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_fleet_trends(self, request: GetFleetTrendsRequest, ctx: RequestContext[GetFleetTrendsRequest, GetFleetTrendsResponse], /) -> GetFleetTrendsResponse:
+        """
+        GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -163,6 +181,28 @@ class FleetServiceASGIApplication(ConnectASGIApplication[FleetService]):
                     ),
                     function=svc.list_infrastructure_resources,
                 ),
+                "/fundament.fleet.v1.FleetService/SearchNamespaces": Endpoint.unary(
+                    method=MethodInfo(
+                        name="SearchNamespaces",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=SearchNamespacesRequest,
+                        output=SearchNamespacesResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.search_namespaces,
+                ),
+                "/fundament.fleet.v1.FleetService/GetFleetTrends": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetFleetTrends",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=GetFleetTrendsRequest,
+                        output=GetFleetTrendsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_fleet_trends,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -214,7 +254,7 @@ class FleetServiceClient(ConnectClient):
     ) -> ListOrganizationsResponse:
         """
         ListOrganizations pages through every organization but the system one, listed publicly or not,
-        live or deleted, ordered by name then id.
+        live or deleted, optionally searched, in the requested order (by default by name then id).
         """
         return await self.execute_unary(
             request=request,
@@ -239,8 +279,8 @@ class FleetServiceClient(ConnectClient):
         use_get: bool = False,
     ) -> ListClustersResponse:
         """
-        ListClusters pages through clusters, ordered by name then id, with status, latest snapshot,
-        staleness and open drift.
+        ListClusters pages through clusters, optionally searched, in the requested order (by default by
+        name then id), with status, latest snapshot, staleness and open drift.
         """
         return await self.execute_unary(
             request=request,
@@ -360,6 +400,62 @@ class FleetServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
             use_get=use_get,
         )
+    async def search_namespaces(
+        self,
+        request: SearchNamespacesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> SearchNamespacesResponse:
+        """
+        SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
+        across the whole platform by name (case-insensitive substring; a query shorter than three
+        characters matches name prefixes), each with its project, cluster and organization; ordered by
+        name, then id.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SearchNamespaces",
+                service_name="fundament.fleet.v1.FleetService",
+                input=SearchNamespacesRequest,
+                output=SearchNamespacesResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    async def get_fleet_trends(
+        self,
+        request: GetFleetTrendsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetFleetTrendsResponse:
+        """
+        GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetFleetTrends",
+                service_name="fundament.fleet.v1.FleetService",
+                input=GetFleetTrendsRequest,
+                output=GetFleetTrendsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
 
 class FleetServiceSync(Protocol):
     """
@@ -368,14 +464,14 @@ class FleetServiceSync(Protocol):
     def list_organizations(self, request: ListOrganizationsRequest, ctx: RequestContext[ListOrganizationsRequest, ListOrganizationsResponse], /) -> ListOrganizationsResponse:
         """
         ListOrganizations pages through every organization but the system one, listed publicly or not,
-        live or deleted, ordered by name then id.
+        live or deleted, optionally searched, in the requested order (by default by name then id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def list_clusters(self, request: ListClustersRequest, ctx: RequestContext[ListClustersRequest, ListClustersResponse], /) -> ListClustersResponse:
         """
-        ListClusters pages through clusters, ordered by name then id, with status, latest snapshot,
-        staleness and open drift.
+        ListClusters pages through clusters, optionally searched, in the requested order (by default by
+        name then id), with status, latest snapshot, staleness and open drift.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -404,6 +500,24 @@ class FleetServiceSync(Protocol):
         """
         ListInfrastructureResources pages through the infrastructure ledger, ordered by cluster, type,
         namespace, name, then id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def search_namespaces(self, request: SearchNamespacesRequest, ctx: RequestContext[SearchNamespacesRequest, SearchNamespacesResponse], /) -> SearchNamespacesResponse:
+        """
+        SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
+        across the whole platform by name (case-insensitive substring; a query shorter than three
+        characters matches name prefixes), each with its project, cluster and organization; ordered by
+        name, then id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_fleet_trends(self, request: GetFleetTrendsRequest, ctx: RequestContext[GetFleetTrendsRequest, GetFleetTrendsResponse], /) -> GetFleetTrendsResponse:
+        """
+        GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -485,6 +599,28 @@ class FleetServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.list_infrastructure_resources,
                 ),
+                "/fundament.fleet.v1.FleetService/SearchNamespaces": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="SearchNamespaces",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=SearchNamespacesRequest,
+                        output=SearchNamespacesResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.search_namespaces,
+                ),
+                "/fundament.fleet.v1.FleetService/GetFleetTrends": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetFleetTrends",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=GetFleetTrendsRequest,
+                        output=GetFleetTrendsResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_fleet_trends,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -536,7 +672,7 @@ class FleetServiceClientSync(ConnectClientSync):
     ) -> ListOrganizationsResponse:
         """
         ListOrganizations pages through every organization but the system one, listed publicly or not,
-        live or deleted, ordered by name then id.
+        live or deleted, optionally searched, in the requested order (by default by name then id).
         """
         return self.execute_unary(
             request=request,
@@ -561,8 +697,8 @@ class FleetServiceClientSync(ConnectClientSync):
         use_get: bool = False,
     ) -> ListClustersResponse:
         """
-        ListClusters pages through clusters, ordered by name then id, with status, latest snapshot,
-        staleness and open drift.
+        ListClusters pages through clusters, optionally searched, in the requested order (by default by
+        name then id), with status, latest snapshot, staleness and open drift.
         """
         return self.execute_unary(
             request=request,
@@ -675,6 +811,62 @@ class FleetServiceClientSync(ConnectClientSync):
                 service_name="fundament.fleet.v1.FleetService",
                 input=ListInfrastructureResourcesRequest,
                 output=ListInfrastructureResourcesResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def search_namespaces(
+        self,
+        request: SearchNamespacesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> SearchNamespacesResponse:
+        """
+        SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
+        across the whole platform by name (case-insensitive substring; a query shorter than three
+        characters matches name prefixes), each with its project, cluster and organization; ordered by
+        name, then id.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="SearchNamespaces",
+                service_name="fundament.fleet.v1.FleetService",
+                input=SearchNamespacesRequest,
+                output=SearchNamespacesResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def get_fleet_trends(
+        self,
+        request: GetFleetTrendsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetFleetTrendsResponse:
+        """
+        GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetFleetTrends",
+                service_name="fundament.fleet.v1.FleetService",
+                input=GetFleetTrendsRequest,
+                output=GetFleetTrendsResponse,
                 idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),

@@ -34,6 +34,23 @@ class DriftKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DRIFT_KIND_MISSING_SHOOT: _ClassVar[DriftKind]
     DRIFT_KIND_VERSION_MISMATCH: _ClassVar[DriftKind]
     DRIFT_KIND_ORGANIZATION_MISMATCH: _ClassVar[DriftKind]
+
+class OrganizationOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ORGANIZATION_ORDER_UNSPECIFIED: _ClassVar[OrganizationOrder]
+    ORGANIZATION_ORDER_NAME: _ClassVar[OrganizationOrder]
+    ORGANIZATION_ORDER_ALIAS: _ClassVar[OrganizationOrder]
+    ORGANIZATION_ORDER_CREATED: _ClassVar[OrganizationOrder]
+
+class ClusterOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CLUSTER_ORDER_UNSPECIFIED: _ClassVar[ClusterOrder]
+    CLUSTER_ORDER_NAME: _ClassVar[ClusterOrder]
+    CLUSTER_ORDER_ORGANIZATION: _ClassVar[ClusterOrder]
+    CLUSTER_ORDER_PODS: _ClassVar[ClusterOrder]
+    CLUSTER_ORDER_NODES: _ClassVar[ClusterOrder]
+    CLUSTER_ORDER_OBSERVED: _ClassVar[ClusterOrder]
+    CLUSTER_ORDER_STATUS_SINCE: _ClassVar[ClusterOrder]
 CLUSTER_STATUS_UNSPECIFIED: ClusterStatus
 CLUSTER_STATUS_PROVISIONING: ClusterStatus
 CLUSTER_STATUS_STARTING: ClusterStatus
@@ -52,14 +69,31 @@ DRIFT_KIND_SHOOT_OF_DELETED_CLUSTER: DriftKind
 DRIFT_KIND_MISSING_SHOOT: DriftKind
 DRIFT_KIND_VERSION_MISMATCH: DriftKind
 DRIFT_KIND_ORGANIZATION_MISMATCH: DriftKind
+ORGANIZATION_ORDER_UNSPECIFIED: OrganizationOrder
+ORGANIZATION_ORDER_NAME: OrganizationOrder
+ORGANIZATION_ORDER_ALIAS: OrganizationOrder
+ORGANIZATION_ORDER_CREATED: OrganizationOrder
+CLUSTER_ORDER_UNSPECIFIED: ClusterOrder
+CLUSTER_ORDER_NAME: ClusterOrder
+CLUSTER_ORDER_ORGANIZATION: ClusterOrder
+CLUSTER_ORDER_PODS: ClusterOrder
+CLUSTER_ORDER_NODES: ClusterOrder
+CLUSTER_ORDER_OBSERVED: ClusterOrder
+CLUSTER_ORDER_STATUS_SINCE: ClusterOrder
 
 class ListOrganizationsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token")
+    __slots__ = ("page_size", "page_token", "query", "order", "descending")
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    DESCENDING_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+    query: str
+    order: OrganizationOrder
+    descending: bool
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., query: _Optional[str] = ..., order: _Optional[_Union[OrganizationOrder, str]] = ..., descending: _Optional[bool] = ...) -> None: ...
 
 class ListOrganizationsResponse(_message.Message):
     __slots__ = ("organizations", "next_page_token")
@@ -98,7 +132,7 @@ class OrganizationSummary(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., alias: _Optional[str] = ..., listed_publicly: _Optional[bool] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., clusters: _Optional[int] = ..., projects: _Optional[int] = ..., namespaces: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., clusters_needing_attention: _Optional[int] = ...) -> None: ...
 
 class ListClustersRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "organization_id", "statuses", "needs_attention", "stale", "region", "include_deleted")
+    __slots__ = ("page_size", "page_token", "organization_id", "statuses", "needs_attention", "stale", "region", "include_deleted", "query", "order", "descending")
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -107,6 +141,9 @@ class ListClustersRequest(_message.Message):
     STALE_FIELD_NUMBER: _ClassVar[int]
     REGION_FIELD_NUMBER: _ClassVar[int]
     INCLUDE_DELETED_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    ORDER_FIELD_NUMBER: _ClassVar[int]
+    DESCENDING_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     organization_id: str
@@ -115,7 +152,10 @@ class ListClustersRequest(_message.Message):
     stale: bool
     region: str
     include_deleted: bool
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., organization_id: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[ClusterStatus, str]]] = ..., needs_attention: _Optional[bool] = ..., stale: _Optional[bool] = ..., region: _Optional[str] = ..., include_deleted: _Optional[bool] = ...) -> None: ...
+    query: str
+    order: ClusterOrder
+    descending: bool
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., organization_id: _Optional[str] = ..., statuses: _Optional[_Iterable[_Union[ClusterStatus, str]]] = ..., needs_attention: _Optional[bool] = ..., stale: _Optional[bool] = ..., region: _Optional[str] = ..., include_deleted: _Optional[bool] = ..., query: _Optional[str] = ..., order: _Optional[_Union[ClusterOrder, str]] = ..., descending: _Optional[bool] = ...) -> None: ...
 
 class ListClustersResponse(_message.Message):
     __slots__ = ("clusters", "next_page_token")
@@ -476,3 +516,83 @@ class InfrastructureResource(_message.Message):
     destroyed: _timestamp_pb2.Timestamp
     destroyed_reason: str
     def __init__(self, id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_name: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., name: _Optional[str] = ..., namespace: _Optional[str] = ..., billable: _Optional[bool] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed_reason: _Optional[str] = ...) -> None: ...
+
+class SearchNamespacesRequest(_message.Message):
+    __slots__ = ("page_size", "page_token", "query")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    QUERY_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    query: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., query: _Optional[str] = ...) -> None: ...
+
+class SearchNamespacesResponse(_message.Message):
+    __slots__ = ("namespaces", "next_page_token")
+    NAMESPACES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    namespaces: _containers.RepeatedCompositeFieldContainer[NamespaceMatch]
+    next_page_token: str
+    def __init__(self, namespaces: _Optional[_Iterable[_Union[NamespaceMatch, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class NamespaceMatch(_message.Message):
+    __slots__ = ("id", "name", "project_id", "project_name", "cluster_id", "cluster_name", "organization_id", "organization_name", "organization_alias")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECT_NAME_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_NAME_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_NAME_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_ALIAS_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    name: str
+    project_id: str
+    project_name: str
+    cluster_id: str
+    cluster_name: str
+    organization_id: str
+    organization_name: str
+    organization_alias: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., project_id: _Optional[str] = ..., project_name: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_id: _Optional[str] = ..., organization_name: _Optional[str] = ..., organization_alias: _Optional[str] = ...) -> None: ...
+
+class GetFleetTrendsRequest(_message.Message):
+    __slots__ = ("start", "end", "step_seconds", "organization_id")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    STEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    start: _timestamp_pb2.Timestamp
+    end: _timestamp_pb2.Timestamp
+    step_seconds: int
+    organization_id: str
+    def __init__(self, start: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_seconds: _Optional[int] = ..., organization_id: _Optional[str] = ...) -> None: ...
+
+class GetFleetTrendsResponse(_message.Message):
+    __slots__ = ("points",)
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    points: _containers.RepeatedCompositeFieldContainer[TrendPoint]
+    def __init__(self, points: _Optional[_Iterable[_Union[TrendPoint, _Mapping]]] = ...) -> None: ...
+
+class TrendPoint(_message.Message):
+    __slots__ = ("at", "clusters", "clusters_by_status", "nodes", "ready_nodes", "pods", "cpu_allocatable_millicores", "memory_allocatable_bytes", "open_findings_by_kind")
+    AT_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTERS_BY_STATUS_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    READY_NODES_FIELD_NUMBER: _ClassVar[int]
+    PODS_FIELD_NUMBER: _ClassVar[int]
+    CPU_ALLOCATABLE_MILLICORES_FIELD_NUMBER: _ClassVar[int]
+    MEMORY_ALLOCATABLE_BYTES_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FINDINGS_BY_KIND_FIELD_NUMBER: _ClassVar[int]
+    at: _timestamp_pb2.Timestamp
+    clusters: int
+    clusters_by_status: _containers.RepeatedCompositeFieldContainer[ClusterStatusCount]
+    nodes: int
+    ready_nodes: int
+    pods: int
+    cpu_allocatable_millicores: int
+    memory_allocatable_bytes: int
+    open_findings_by_kind: _containers.RepeatedCompositeFieldContainer[DriftKindCount]
+    def __init__(self, at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., clusters: _Optional[int] = ..., clusters_by_status: _Optional[_Iterable[_Union[ClusterStatusCount, _Mapping]]] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., open_findings_by_kind: _Optional[_Iterable[_Union[DriftKindCount, _Mapping]]] = ...) -> None: ...

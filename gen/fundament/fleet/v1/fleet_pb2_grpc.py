@@ -65,6 +65,16 @@ class FleetServiceStub:
                 request_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListInfrastructureResourcesRequest.SerializeToString,
                 response_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListInfrastructureResourcesResponse.FromString,
                 _registered_method=True)
+        self.SearchNamespaces = channel.unary_unary(
+                '/fundament.fleet.v1.FleetService/SearchNamespaces',
+                request_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.SearchNamespacesRequest.SerializeToString,
+                response_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.SearchNamespacesResponse.FromString,
+                _registered_method=True)
+        self.GetFleetTrends = channel.unary_unary(
+                '/fundament.fleet.v1.FleetService/GetFleetTrends',
+                request_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsRequest.SerializeToString,
+                response_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsResponse.FromString,
+                _registered_method=True)
 
 
 class FleetServiceServicer:
@@ -73,15 +83,15 @@ class FleetServiceServicer:
 
     def ListOrganizations(self, request, context):
         """ListOrganizations pages through every organization but the system one, listed publicly or not,
-        live or deleted, ordered by name then id.
+        live or deleted, optionally searched, in the requested order (by default by name then id).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListClusters(self, request, context):
-        """ListClusters pages through clusters, ordered by name then id, with status, latest snapshot,
-        staleness and open drift.
+        """ListClusters pages through clusters, optionally searched, in the requested order (by default by
+        name then id), with status, latest snapshot, staleness and open drift.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -119,6 +129,26 @@ class FleetServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SearchNamespaces(self, request, context):
+        """SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
+        across the whole platform by name (case-insensitive substring; a query shorter than three
+        characters matches name prefixes), each with its project, cluster and organization; ordered by
+        name, then id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetFleetTrends(self, request, context):
+        """GetFleetTrends returns the fleet's recorded totals over a time range, one point per step (the
+        last recording in each step; steps without one are left out): fleet-wide from every inventory
+        round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
+        configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_FleetServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -151,6 +181,16 @@ def add_FleetServiceServicer_to_server(servicer, server):
                     servicer.ListInfrastructureResources,
                     request_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListInfrastructureResourcesRequest.FromString,
                     response_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListInfrastructureResourcesResponse.SerializeToString,
+            ),
+            'SearchNamespaces': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchNamespaces,
+                    request_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.SearchNamespacesRequest.FromString,
+                    response_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.SearchNamespacesResponse.SerializeToString,
+            ),
+            'GetFleetTrends': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetFleetTrends,
+                    request_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsRequest.FromString,
+                    response_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -316,6 +356,60 @@ class FleetService:
             '/fundament.fleet.v1.FleetService/ListInfrastructureResources',
             fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListInfrastructureResourcesRequest.SerializeToString,
             fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListInfrastructureResourcesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchNamespaces(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fundament.fleet.v1.FleetService/SearchNamespaces',
+            fundament_dot_fleet_dot_v1_dot_fleet__pb2.SearchNamespacesRequest.SerializeToString,
+            fundament_dot_fleet_dot_v1_dot_fleet__pb2.SearchNamespacesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetFleetTrends(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fundament.fleet.v1.FleetService/GetFleetTrends',
+            fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsRequest.SerializeToString,
+            fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsResponse.FromString,
             options,
             channel_credentials,
             insecure,
