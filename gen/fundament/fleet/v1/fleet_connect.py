@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse
+from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetOrganizationRequest, GetOrganizationResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -57,15 +57,16 @@ class FleetService(Protocol):
 
     async def list_drift_findings(self, request: ListDriftFindingsRequest, ctx: RequestContext[ListDriftFindingsRequest, ListDriftFindingsResponse], /) -> ListDriftFindingsResponse:
         """
-        ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def get_cluster(self, request: GetClusterRequest, ctx: RequestContext[GetClusterRequest, GetClusterResponse], /) -> GetClusterResponse:
         """
         GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -80,6 +81,14 @@ class FleetService(Protocol):
         """
         ListInfrastructureResources pages through the infrastructure ledger, ordered by cluster, type,
         namespace, name, then id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_organization(self, request: GetOrganizationRequest, ctx: RequestContext[GetOrganizationRequest, GetOrganizationResponse], /) -> GetOrganizationResponse:
+        """
+        GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -162,6 +171,17 @@ class FleetServiceASGIApplication(ConnectASGIApplication[FleetService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_infrastructure_resources,
+                ),
+                "/fundament.fleet.v1.FleetService/GetOrganization": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetOrganization",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=GetOrganizationRequest,
+                        output=GetOrganizationResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_organization,
                 ),
             },
             interceptors=interceptors,
@@ -265,8 +285,8 @@ class FleetServiceClient(ConnectClient):
         use_get: bool = False,
     ) -> ListDriftFindingsResponse:
         """
-        ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         return await self.execute_unary(
             request=request,
@@ -292,7 +312,8 @@ class FleetServiceClient(ConnectClient):
     ) -> GetClusterResponse:
         """
         GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         return await self.execute_unary(
             request=request,
@@ -360,6 +381,33 @@ class FleetServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
             use_get=use_get,
         )
+    async def get_organization(
+        self,
+        request: GetOrganizationRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetOrganizationResponse:
+        """
+        GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetOrganization",
+                service_name="fundament.fleet.v1.FleetService",
+                input=GetOrganizationRequest,
+                output=GetOrganizationResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
 
 class FleetServiceSync(Protocol):
     """
@@ -381,15 +429,16 @@ class FleetServiceSync(Protocol):
 
     def list_drift_findings(self, request: ListDriftFindingsRequest, ctx: RequestContext[ListDriftFindingsRequest, ListDriftFindingsResponse], /) -> ListDriftFindingsResponse:
         """
-        ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def get_cluster(self, request: GetClusterRequest, ctx: RequestContext[GetClusterRequest, GetClusterResponse], /) -> GetClusterResponse:
         """
         GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -404,6 +453,14 @@ class FleetServiceSync(Protocol):
         """
         ListInfrastructureResources pages through the infrastructure ledger, ordered by cluster, type,
         namespace, name, then id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_organization(self, request: GetOrganizationRequest, ctx: RequestContext[GetOrganizationRequest, GetOrganizationResponse], /) -> GetOrganizationResponse:
+        """
+        GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -484,6 +541,17 @@ class FleetServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_infrastructure_resources,
+                ),
+                "/fundament.fleet.v1.FleetService/GetOrganization": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetOrganization",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=GetOrganizationRequest,
+                        output=GetOrganizationResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_organization,
                 ),
             },
             interceptors=interceptors,
@@ -587,8 +655,8 @@ class FleetServiceClientSync(ConnectClientSync):
         use_get: bool = False,
     ) -> ListDriftFindingsResponse:
         """
-        ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         return self.execute_unary(
             request=request,
@@ -614,7 +682,8 @@ class FleetServiceClientSync(ConnectClientSync):
     ) -> GetClusterResponse:
         """
         GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         return self.execute_unary(
             request=request,
@@ -675,6 +744,33 @@ class FleetServiceClientSync(ConnectClientSync):
                 service_name="fundament.fleet.v1.FleetService",
                 input=ListInfrastructureResourcesRequest,
                 output=ListInfrastructureResourcesResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def get_organization(
+        self,
+        request: GetOrganizationRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetOrganizationResponse:
+        """
+        GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetOrganization",
+                service_name="fundament.fleet.v1.FleetService",
+                input=GetOrganizationRequest,
+                output=GetOrganizationResponse,
                 idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
