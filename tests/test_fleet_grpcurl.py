@@ -71,6 +71,7 @@ async def test_every_method_answers_through_grpcurl(shared_fleet_api: FleetApiUn
         "GetCluster": ({"id": some_cluster}, "cluster"),
         "GetFleetSummary": ({}, "clustersByStatus"),
         "ListInfrastructureResources": ({"page_size": 3, "billable": True}, "resources"),
+        "GetOrganization": ({"id": str(shared_fleet_api.world.fleet.organizations[0].id)}, "listingChanges"),
     }
     assert set(requests) == {m.name for m in SERVICE.methods}
     for method, (body, field) in requests.items():
