@@ -22,6 +22,7 @@ from connectrpc.request import Headers, RequestContext
 from fundament.overview.v1 import overview_pb2
 from fundament.overview.v1.overview_connect import OverviewService, OverviewServiceASGIApplication
 from fundament.overview.v1.overview_pb2_grpc import OverviewServiceStub
+from grpc_reflection.v1alpha import reflection_pb2
 
 from common.health import Readiness
 from common.settings import HttpSettings
@@ -272,8 +273,6 @@ async def test_grpcurl_finds_both_reflection_services_and_calls_v1_itself(runnin
 
 async def test_a_raw_v1_reflection_call_answers_with_the_service_file(running: Running) -> None:
     """The v1 path on the wire, read with the v1alpha classes (the same bytes), without any tool."""
-    from grpc_reflection.v1alpha import reflection_pb2
-
     async with grpc.aio.insecure_channel(running.grpc_target) as channel:
         call = channel.stream_stream(
             "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
