@@ -456,3 +456,13 @@ def test_a_deletion_under_way_is_excused_up_to_the_bound(under_way: timedelta, r
         assert "longer than 900 s" in str(findings[0].details["reason"])
     # Without a bound (no pass time), a deletion under way is never drift.
     assert not [f for f in find_drift(Observed([shoot()], {CLUSTER: deleting})) if f.kind == "shoot_of_deleted_cluster"]
+
+
+def test_times_in_details_are_rfc3339_with_z() -> None:
+    deleted_at = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    gone = cluster(deleted=deleted_at, shoot_status="deleted")
+    finding = only([shoot()], [gone])
+    assert finding.kind == "shoot_of_deleted_cluster"
+    expected = finding.details["expected"]
+    assert isinstance(expected, dict)
+    assert expected["cluster_deleted"] == "2026-01-02T03:04:05.678Z"
