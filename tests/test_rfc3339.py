@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from google.protobuf import timestamp_pb2
+from google.protobuf.json_format import MessageToDict
 
 from common.clock import rfc3339
 from common.naming import garden_namespace, project_name
@@ -54,7 +55,7 @@ def test_details_are_rewritten_at_every_depth_and_nothing_else_changes() -> None
         "observed": [{"at": "2026-01-01T01:00:00+01:00"}, None, True],
         "reason": "words",
     }
-    struct = details_struct(details)
+    struct = MessageToDict(details_struct(details))
     assert struct["expected"]["cluster_deleted"] == "2026-01-01T00:00:00Z"
     assert struct["observed"][0]["at"] == "2026-01-01T00:00:00Z"
     assert struct["reason"] == "words"
