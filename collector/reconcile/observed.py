@@ -1,10 +1,13 @@
 """What one reconcile pass observed: the listed shoots, the cluster rows, indexed once for the rules.
 
-    loop.py ──> observe_shoots(listing) ──> ShootObservation ─┐
-                store.read_clusters ──────> ClusterFacts ─────┴─> Observed ──> drift.find_drift
+    loop.py ──> observe_shoots(listing) ─────────────> ShootObservation ──┐
+    loop.py ──> observe_unlabeled_shoots(listing) ───> UnlabeledShoot ────┤
+                store.read_clusters ─────────────────> ClusterFacts ──────┤
+                store.read_garden_organizations ─────> OrganizationFacts ─┴─> Observed ──> drift.find_drift
 
-A listed shoot that lacks what every shoot has (a uid, a creation time, the label the list selects
-on) makes the whole listing untrusted (`MalformedShoot`): reconcile then records nothing.
+A listed shoot that lacks what every shoot has (a uid, a creation time), or disagrees with the
+selector of its listing (the cluster-id label missing from the first, present in the second),
+makes the whole listing untrusted (`MalformedShoot`): reconcile then records nothing.
 """
 
 from __future__ import annotations
