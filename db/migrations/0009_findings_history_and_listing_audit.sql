@@ -1,4 +1,4 @@
--- 0008: the sixth drift kind (unlabeled_shoot), the history of findings, and the audit of listing
+-- 0009: the sixth drift kind (unlabeled_shoot), the history of findings, and the audit of listing
 -- an organization publicly.
 --
 -- unlabeled_shoot: a shoot in the garden project of a live organization that carries no
@@ -23,6 +23,8 @@ ALTER TABLE tenant.drift_findings
     -- The organization a finding concerns when no cluster is (an unlabeled shoot: its project's owner).
     ADD COLUMN organization_id uuid,
     ADD CONSTRAINT drift_findings_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations (id);
+-- Reconcile moves it with the rest of a finding it sees again (0008 grants UPDATE column by column).
+GRANT UPDATE (organization_id) ON tenant.drift_findings TO fun_cluster_worker;
 
 -- ListDriftFindings{include_resolved}: every finding by (first_detected, id), optionally of one cluster.
 CREATE INDEX drift_findings_idx_first_detected ON tenant.drift_findings (first_detected, id);
