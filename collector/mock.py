@@ -126,6 +126,13 @@ class MockGardener:
         return None
 
     async def list_shoots(self, *, label_selector: str, page_size: int = 500) -> list[dict[str, Any]]:
+        # The mock garden's shoots all carry the cluster-id label: asked for the others, it has none.
+        if label_selector == f"!{CLUSTER_ID_LABEL}":
+            return []
+        if label_selector != CLUSTER_ID_LABEL:
+            raise ValueError(
+                f"the mock garden answers only {CLUSTER_ID_LABEL} and its negation, not {label_selector!r}"
+            )
         async with self._pool.connection() as conn:
             rows = await mock_shoots(conn)
         return [mock_shoot(row) for row in rows]

@@ -12,6 +12,7 @@ SHOOT_OF_DELETED_CLUSTER = "shoot_of_deleted_cluster"
 MISSING_SHOOT = "missing_shoot"
 VERSION_MISMATCH = "version_mismatch"
 ORGANIZATION_MISMATCH = "organization_mismatch"
+UNLABELED_SHOOT = "unlabeled_shoot"
 
 DRIFT_KINDS: tuple[str, ...] = (
     ORPHAN_SHOOT,
@@ -19,4 +20,5 @@ DRIFT_KINDS: tuple[str, ...] = (
     MISSING_SHOOT,
     VERSION_MISMATCH,
     ORGANIZATION_MISMATCH,
+    UNLABELED_SHOOT,
 )

@@ -12,12 +12,19 @@ import os
 import sys
 from collections.abc import Callable
 
-from fleetctl import db, demo, soak, token
+from fleetctl import db, demo, org, soak, token
 from fleetctl.status_poller import command as status_poller
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
-COMMANDS: tuple[Register, ...] = (db.register, token.register, demo.register, soak.register, status_poller.register)
+COMMANDS: tuple[Register, ...] = (
+    db.register,
+    org.register,
+    token.register,
+    demo.register,
+    soak.register,
+    status_poller.register,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

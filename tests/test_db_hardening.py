@@ -64,7 +64,7 @@ WORKER_UPDATE_COLUMNS = {
         "last_seen",
         "deleted",
     },
-    "drift_findings": {"cluster_id", "shoot_uid", "details", "last_detected", "resolved"},
+    "drift_findings": {"cluster_id", "shoot_uid", "organization_id", "details", "last_detected", "resolved"},
     "infrastructure_resources": {"resource_id", "last_seen", "destroyed", "destroyed_reason"},
     "worker_locks": {"last_taken"},
 }

@@ -9,7 +9,7 @@ from uuid import UUID, uuid4
 import pytest
 
 from collector.reconcile.drift import KIND_IDS, KINDS, Finding, find_drift, minor_version
-from collector.reconcile.observed import ClusterFacts, Observed, ShootObservation
+from collector.reconcile.observed import ClusterFacts, Observed, OrganizationFacts, ShootObservation, UnlabeledShoot
 from common.labels import parse_id_label
 from common.organizations import SYSTEM_ORGANIZATION_ID
 
@@ -52,6 +52,42 @@ def shoot(uid: UUID = SHOOT, **changes: object) -> ShootObservation:
     }
     fields.update(changes)
     return ShootObservation(**fields)  # type: ignore[arg-type]
+
+
+ACME = OrganizationFacts(id=ORG, name="Acme Corp")
+"""Its Gardener project is `acmeco563e` (Fundament's naming contract), namespace `garden-acmeco563e`."""
+HANDMADE = UUID("66666666-6666-4666-8666-666666666666")
+
+
+def unlabeled(uid: UUID = HANDMADE, namespace: str = "garden-acmeco563e") -> UnlabeledShoot:
+    """A shoot without the cluster-id label, by default in ACME's garden project."""
+    return UnlabeledShoot(uid=uid, name="handmade", namespace=namespace, organization_label=None, created=T0)
+
+
+def test_an_unlabeled_shoot_in_a_live_organizations_project_is_a_finding() -> None:
+    world = Observed([shoot()], {CLUSTER: cluster()}, unlabeled=[unlabeled()], organizations=[ACME])
+    findings = find_drift(world)
+    assert [(f.kind, f.subject) for f in findings] == [("unlabeled_shoot", str(HANDMADE))]
+    finding = findings[0]
+    assert (finding.cluster_id, finding.shoot_uid, finding.organization_id) == (None, None, ORG)
+    assert finding.details["shoot"] == {"uid": str(HANDMADE), "namespace": "garden-acmeco563e", "name": "handmade"}
+    assert finding.details["organization"] == {"id": str(ORG), "name": "Acme Corp"}
+    assert finding.details["shoot_created"] == "2026-01-01T00:00:00Z"
+
+
+@pytest.mark.parametrize(
+    ("namespace", "organizations"),
+    [
+        ("garden-someoneelse", [ACME]),  # not a Fundament project: not Fundament's business
+        ("garden-acmeco563e", []),  # the organization is deleted (or never existed): not read as live
+        ("garden-acme", [ACME]),  # the old, made-up project name is not the contract's
+    ],
+)
+def test_an_unlabeled_shoot_outside_live_organizations_projects_is_no_finding(
+    namespace: str, organizations: list[OrganizationFacts]
+) -> None:
+    world = Observed([], {}, unlabeled=[unlabeled(namespace=namespace)], organizations=organizations)
+    assert find_drift(world) == []
 
 
 def kinds_of(shoots: list[ShootObservation], clusters: list[ClusterFacts]) -> list[tuple[str, str]]:
@@ -274,7 +310,13 @@ def test_every_finding_says_what_was_expected_and_observed() -> None:
     deleted = cluster(id=uuid4(), deleted=T0, shoot_status="deleted")
     missing = cluster(id=uuid4())
     shoots.append(shoot(uuid4(), cluster_label=str(deleted.id)))
-    findings = find_drift(Observed(shoots, {c.id: c for c in [cluster(), deleted, missing]}))
+    world = Observed(
+        shoots,
+        {c.id: c for c in [cluster(), deleted, missing]},
+        unlabeled=[unlabeled()],
+        organizations=[ACME],
+    )
+    findings = find_drift(world)
     assert {f.kind for f in findings} == set(KIND_IDS)
     for finding in findings:
         assert "expected" in finding.details
@@ -384,7 +426,7 @@ def test_shoot_observation_parses_its_labels_once() -> None:
     assert observed.organization_id == ORG
 
 
-def test_kind_registry_is_the_five_kinds_of_the_design() -> None:
+def test_kind_registry_is_the_six_kinds_of_the_design() -> None:
     assert len(set(KIND_IDS)) == len(KIND_IDS)
     assert KIND_IDS == (
         "orphan_shoot",
@@ -392,10 +434,12 @@ def test_kind_registry_is_the_five_kinds_of_the_design() -> None:
         "missing_shoot",
         "version_mismatch",
         "organization_mismatch",
+        "unlabeled_shoot",
     )
     subjects = {kind.id: kind.subject for kind in KINDS}
     assert subjects["missing_shoot"] == subjects["version_mismatch"] == "cluster id"
-    assert {subjects[k] for k in ("orphan_shoot", "shoot_of_deleted_cluster", "organization_mismatch")} == {"shoot uid"}
+    shoot_kinds = ("orphan_shoot", "shoot_of_deleted_cluster", "organization_mismatch", "unlabeled_shoot")
+    assert {subjects[k] for k in shoot_kinds} == {"shoot uid"}
 
 
 @pytest.mark.parametrize(
@@ -412,3 +456,13 @@ def test_a_deletion_under_way_is_excused_up_to_the_bound(under_way: timedelta, r
         assert "longer than 900 s" in str(findings[0].details["reason"])
     # Without a bound (no pass time), a deletion under way is never drift.
     assert not [f for f in find_drift(Observed([shoot()], {CLUSTER: deleting})) if f.kind == "shoot_of_deleted_cluster"]
+
+
+def test_times_in_details_are_rfc3339_with_z() -> None:
+    deleted_at = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    gone = cluster(deleted=deleted_at, shoot_status="deleted")
+    finding = only([shoot()], [gone])
+    assert finding.kind == "shoot_of_deleted_cluster"
+    expected = finding.details["expected"]
+    assert isinstance(expected, dict)
+    assert expected["cluster_deleted"] == "2026-01-02T03:04:05.678Z"

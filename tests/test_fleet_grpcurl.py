@@ -74,6 +74,7 @@ async def test_every_method_answers_through_grpcurl(shared_fleet_api: FleetApiUn
         "SearchNamespaces": ({"page_size": 3, "query": "api"}, "namespaces"),
         # The world holds no recorded history: an empty answer (no points) is the right one.
         "GetFleetTrends": ({"start": "2025-12-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"}, None),
+        "GetOrganization": ({"id": str(shared_fleet_api.world.fleet.organizations[0].id)}, "listingChanges"),
     }
     assert set(requests) == {m.name for m in SERVICE.methods}
     for method, (body, field) in requests.items():

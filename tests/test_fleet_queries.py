@@ -53,7 +53,9 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
     "cluster_ledger_counts": lambda conn: queries.cluster_ledger_counts(conn, cluster_id=SOME_ID),
     "list_drift_findings": lambda conn: queries.list_drift_findings(
         conn,
-        filters=queries.FindingFilters(kind="orphan_shoot", organization_id=SOME_ID, cluster_id=SOME_ID),
+        filters=queries.FindingFilters(
+            kind="orphan_shoot", organization_id=SOME_ID, cluster_id=SOME_ID, include_resolved=True
+        ),
         after=(NOW, SOME_ID),
         limit=3,
     ),
@@ -72,6 +74,10 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
     "fleet_status_inputs": queries.fleet_status_inputs,
     "open_findings_by_kind": queries.open_findings_by_kind,
     "loop_freshness": queries.loop_freshness,
+    "cluster_resolved_findings": lambda conn: queries.cluster_resolved_findings(conn, cluster_id=SOME_ID, limit=3),
+    "organization_listing_changes": lambda conn: queries.organization_listing_changes(
+        conn, organization_id=SOME_ID, limit=3
+    ),
 }
 
 

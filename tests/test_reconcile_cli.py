@@ -87,7 +87,11 @@ def test_reconcile_once_prints_opened_still_open_and_resolved(
     assert {k: v[0] for k, v in rows.items() if k != "total"} == {k: per_kind.get(k, 0) for k in KIND_IDS}
     assert rows["total"] == [sum(per_kind.values()), 0, 0]
     assert interval == 120
-    assert f"shoots listed {len(sim.shoots())}" in first.stdout
+    labelled = len(sim.shoots(lambda s: s.cluster_labelled))
+    assert (
+        f"shoots listed {labelled} (new {labelled}, gone 0, unlabeled {len(sim.shoots()) - labelled})" in first.stdout
+    )
+    assert per_kind["unlabeled_shoot"] == 1
 
     # The orphan shoots go away: their findings are resolved; every other one is still open.
     for key in [s.key for s in sim.shoots(lambda s: s.project == "strays0000")]:

@@ -154,6 +154,7 @@ async def test_first_pass_mirrors_every_shoot_and_records_the_planted_drift(setu
         | {("shoot_of_deleted_cluster", uid) for uid in noted(fleet, "drift.shoot_of_deleted_cluster")}
         | {("organization_mismatch", uid) for uid in noted(fleet, "drift.organization_mismatch")}
         | {("version_mismatch", cid) for cid in noted(fleet, "drift.version_mismatch")}
+        | {("unlabeled_shoot", uid) for uid in noted(fleet, "drift.unlabeled_shoot")}
         | {
             # A lost cluster (the provisioning side saw its shoot vanish) is a missing shoot too (docs/reconcile.md).
             ("missing_shoot", cid)
@@ -165,7 +166,7 @@ async def test_first_pass_mirrors_every_shoot_and_records_the_planted_drift(setu
     assert sum(summary.opened.values()) == len(expected)
     assert summary.open_now == {k: sum(1 for kind, _ in expected if kind == k) for k in KIND_IDS}
 
-    listed = setup.sim.shoots()
+    listed = setup.sim.shoots(lambda s: s.cluster_labelled)  # the mirror holds the labelled shoots only
     rows = setup.shoot_rows()
     assert summary.shoots_listed == len(listed) == len(rows) == summary.shoots_new
     for shoot in listed:
@@ -283,12 +284,25 @@ def cure_organization(setup: Setup, subject: str) -> None:
     setup.sim.control.set_labels(shoot.key, organization_label=str(cluster.organization_id))
 
 
+def cause_unlabeled(setup: Setup) -> str:
+    # Someone strips the cluster-id label off a running cluster's shoot (in its organization's project).
+    shoot = _running(setup)
+    setup.sim.control.set_cluster_labelled(shoot.key, False)
+    return shoot.uid
+
+
+def cure_unlabeled(setup: Setup, subject: str) -> None:
+    (shoot,) = setup.sim.shoots(lambda s: s.uid == subject)
+    setup.sim.control.set_cluster_labelled(shoot.key, True)
+
+
 CASES = [
     Case("version_mismatch", cause_version, cure_version),
     Case("missing_shoot", cause_missing, cure_missing),
     Case("orphan_shoot", cause_orphan, cure_by_deleting_the_shoot),
     Case("shoot_of_deleted_cluster", cause_shoot_of_deleted, cure_by_deleting_the_shoot),
     Case("organization_mismatch", cause_organization, cure_organization),
+    Case("unlabeled_shoot", cause_unlabeled, cure_unlabeled),
 ]
 
 
@@ -345,9 +359,67 @@ def _undo_cure(setup: Setup, case: Case, subject: str) -> None:
         setup.sim.control.bump_version(shoot_of_cluster(setup.sim, subject).key)
     elif case.kind == "missing_shoot":
         setup.sim.control.delete_shoot(shoot_of_cluster(setup.sim, subject).key)
+    elif case.kind == "unlabeled_shoot":
+        cause_unlabeled_again(setup, subject)
     else:
         (shoot,) = setup.sim.shoots(lambda s: s.uid == subject)
         setup.sim.control.set_labels(shoot.key, organization_label=str(uuid4()))
+
+
+def cause_unlabeled_again(setup: Setup, subject: str) -> None:
+    (shoot,) = setup.sim.shoots(lambda s: s.uid == subject)
+    setup.sim.control.set_cluster_labelled(shoot.key, False)
+
+
+async def test_an_unlabeled_shoot_outside_fundaments_projects_is_left_alone(setup: Setup, loop: ReconcileLoop) -> None:
+    await loop.run_once()
+    key = setup.sim.control.add_shoot("someteam", "byhand", cluster_label="", organization_label="")
+    setup.sim.control.set_cluster_labelled(key, False)
+    summary = await loop.run_once()
+    assert summary.shoots_unlabeled == 2  # the planted one and this one, garden-wide
+    assert summary.opened["unlabeled_shoot"] == 0
+    assert summary.open_now["unlabeled_shoot"] == 1  # the planted one, in organization 0's project
+
+
+async def test_an_unlabeled_shoot_of_a_deleted_organization_is_resolved(setup: Setup, loop: ReconcileLoop) -> None:
+    await loop.run_once()
+    planted = setup.sim.fleet.notes["drift.unlabeled_shoot"]
+    assert ("unlabeled_shoot", planted) in setup.open_findings()
+    with setup.admin() as admin:
+        admin.execute(
+            "UPDATE tenant.organizations SET deleted = now() WHERE id = %s", [str(setup.sim.fleet.organizations[0].id)]
+        )
+    summary = await loop.run_once()
+    assert summary.resolved["unlabeled_shoot"] == 1
+    assert ("unlabeled_shoot", planted) not in setup.open_findings()
+
+
+class FailingSecondListing:
+    """The real garden, which starts answering 500 just before the second listing of a pass."""
+
+    def __init__(self, setup: Setup, real: RealGardener) -> None:
+        self._setup, self._real = setup, real
+
+    async def list_shoots(self, *, label_selector: str, page_size: int = 500) -> Any:
+        if label_selector.startswith("!"):
+            self._setup.sim.control.fault("garden", "server_error")
+        return await self._real.list_shoots(label_selector=label_selector, page_size=page_size)
+
+
+async def test_a_listing_of_unlabeled_shoots_that_fails_records_nothing(setup: Setup, loop: ReconcileLoop) -> None:
+    await loop.run_once()
+    before = setup.snapshot()
+    real = RealGardener(await garden_client(setup.kubeconfig, timeout_seconds=10))
+    try:
+        failing = ReconcileLoop(
+            pool=setup.pool, gardener=FailingSecondListing(setup, real), interval_seconds=300, clock=SteppingClock()
+        )
+        with pytest.raises(ServerError):
+            await failing.run_once()
+    finally:
+        await real.close()
+    # Not even the mirror of the first (good) listing, nor the heartbeat: the pass is whole or nothing.
+    assert setup.snapshot() == before
 
 
 # --- no false findings ----------------------------------------------------------------------------
@@ -544,7 +616,8 @@ async def test_metrics_follow_the_database(setup: Setup, loop: ReconcileLoop) ->
     count_before = _sample("fleet_reconcile_pass_duration_seconds_count", outcome="completed")
     summary: ReconcileSummary = await loop.run_once()
     assert _sample("fleet_reconcile_pass_duration_seconds_count", outcome="completed") == count_before + 1
-    assert _sample("fleet_reconcile_shoots_listed") == summary.shoots_listed == len(setup.sim.shoots())
+    labelled = setup.sim.shoots(lambda s: s.cluster_labelled)
+    assert _sample("fleet_reconcile_shoots_listed") == summary.shoots_listed == len(labelled)
     open_rows = setup.open_findings()
     for kind in KIND_IDS:
         assert _sample("fleet_reconcile_open_findings", kind=kind) == sum(1 for k, _ in open_rows if k == kind)
@@ -565,7 +638,7 @@ def test_summary_renders_one_row_per_kind() -> None:
         resolved={"version_mismatch": 4},
     )
     lines = summary.render().splitlines()
-    assert lines[0] == "shoots listed 3 (new 1, gone 0); pass took 1.50 s (listing 1.00 s)"
+    assert lines[0] == "shoots listed 3 (new 1, gone 0, unlabeled 0); pass took 1.50 s (listing 1.00 s)"
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
     assert rows["orphan_shoot"] == ["2", "0", "0"]
     assert rows["missing_shoot"] == ["0", "1", "0"]

@@ -22,6 +22,7 @@ from connectrpc.request import Headers, RequestContext
 from fundament.overview.v1 import overview_pb2
 from fundament.overview.v1.overview_connect import OverviewService, OverviewServiceASGIApplication
 from fundament.overview.v1.overview_pb2_grpc import OverviewServiceStub
+from grpc_reflection.v1alpha import reflection_pb2
 
 from common.health import Readiness
 from common.settings import HttpSettings
@@ -225,6 +226,63 @@ async def test_reflection_lists_every_method_and_health_with_buf_curl(running: R
     )
     assert rc == 0, err
     assert json.loads(out)["status"] == "SERVING"
+
+
+@pytest.mark.parametrize("protocol", ["grpc-v1", "grpc-v1alpha"])
+async def test_buf_curl_reflects_over_both_reflection_protocols(running: Running, protocol: str) -> None:
+    buf = str(BIN / "buf")
+    rc, out, err = await run_tool(
+        buf,
+        "curl",
+        "--protocol",
+        "grpc",
+        "--http2-prior-knowledge",
+        "--reflect-protocol",
+        protocol,
+        "-d",
+        "{}",
+        f"http://{running.grpc_target}/fundament.overview.v1.OverviewService/GetPlatformOverview",
+    )
+    assert rc == 0, err
+    assert "organizations" in json.loads(out)
+
+
+async def test_grpcurl_finds_both_reflection_services_and_calls_v1_itself(running: Running) -> None:
+    grpcurl = str(BIN / "grpcurl")
+    rc, out, err = await run_tool(grpcurl, "-plaintext", running.grpc_target, "list")
+    assert rc == 0, err
+    assert {"grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"} <= set(out.split())
+    rc, out, err = await run_tool(
+        grpcurl, "-plaintext", running.grpc_target, "describe", "grpc.reflection.v1.ServerReflection"
+    )
+    assert rc == 0, err
+    assert "rpc ServerReflectionInfo" in out
+    # The v1 method answered directly (not through grpcurl's fallback to v1alpha).
+    rc, out, err = await run_tool(
+        grpcurl,
+        "-plaintext",
+        "-d",
+        '{"list_services": "*"}',
+        running.grpc_target,
+        "grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+    )
+    assert rc == 0, err
+    names = {s["name"] for s in json.loads(out)["list_services_response"]["service"]}
+    assert "fundament.overview.v1.OverviewService" in names
+
+
+async def test_a_raw_v1_reflection_call_answers_with_the_service_file(running: Running) -> None:
+    """The v1 path on the wire, read with the v1alpha classes (the same bytes), without any tool."""
+    async with grpc.aio.insecure_channel(running.grpc_target) as channel:
+        call = channel.stream_stream(
+            "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+            request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+            response_deserializer=reflection_pb2.ServerReflectionResponse.FromString,
+        )
+        request = reflection_pb2.ServerReflectionRequest(file_containing_symbol="fundament.overview.v1.OverviewService")
+        answers = [answer async for answer in call(iter([request]), timeout=10)]
+    (answer,) = answers
+    assert answer.file_descriptor_response.file_descriptor_proto
 
 
 async def _calls_in_flight_during_stop(delay_seconds: float, grace_seconds: float) -> tuple[object, object]:

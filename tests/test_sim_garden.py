@@ -61,7 +61,10 @@ def test_every_shoot_of_the_fleet_is_listed_with_its_labels_and_spec(sim: SimUnd
     for spec in sim.fleet.shoots:
         shoot = listed[(f"garden-{spec.project}", spec.name)]
         assert shoot["metadata"]["uid"] == str(spec.uid)
-        assert shoot["metadata"]["labels"][CLUSTER_ID_LABEL] == spec.cluster_label
+        if spec.cluster_labelled:
+            assert shoot["metadata"]["labels"][CLUSTER_ID_LABEL] == spec.cluster_label
+        else:
+            assert CLUSTER_ID_LABEL not in shoot["metadata"]["labels"]
         assert shoot["metadata"]["labels"][ORGANIZATION_ID_LABEL] == spec.organization_label
         assert shoot["metadata"]["labels"]["shoot.gardener.cloud/status"] in {"healthy", "progressing", "unhealthy"}
         assert shoot["spec"]["kubernetes"]["version"] == spec.kubernetes_version
@@ -78,7 +81,7 @@ def test_workers_are_the_live_node_pools_of_the_shoots_cluster(sim: SimUnderTest
     shoots = list_shoots(sim.garden_client())["items"]
     checked = 0
     for shoot in shoots:
-        cluster = clusters.get(shoot["metadata"]["labels"][CLUSTER_ID_LABEL])
+        cluster = clusters.get(shoot["metadata"]["labels"].get(CLUSTER_ID_LABEL, ""))
         if cluster is None:
             continue
         pools = [p for p in sim.fleet.node_pools if p.cluster_id == cluster.id and p.deleted is None]
@@ -99,9 +102,22 @@ def test_the_cluster_label_existence_selector_leaves_out_unlabelled_shoots(sim: 
     labelled = list_shoots(sim.garden_client(), label_selector=CLUSTER_ID_LABEL)["items"]
     unlabelled = list_shoots(sim.garden_client(), label_selector=f"!{CLUSTER_ID_LABEL}")["items"]
     assert len(everything) == len(sim.fleet.shoots) + 1
-    # An empty label value still counts as present, as in Kubernetes.
-    assert len(labelled) == len(everything)
-    assert unlabelled == []
+    # An empty label value still counts as present, as in Kubernetes; only the planted unlabeled
+    # shoot lacks the label.
+    planted = [str(s.uid) for s in sim.fleet.shoots if not s.cluster_labelled]
+    assert planted == [sim.fleet.notes["drift.unlabeled_shoot"]]
+    assert len(labelled) == len(everything) - 1
+    assert [s["metadata"]["uid"] for s in unlabelled] == planted
+
+
+def test_a_shoot_loses_its_cluster_label_and_gets_it_back(sim: SimUnderTest) -> None:
+    key = sim.serving_shoot().key
+    sim.control.set_cluster_labelled(key, False)
+    unlabelled = list_shoots(sim.garden_client(), label_selector=f"!{CLUSTER_ID_LABEL}")["items"]
+    assert f"{key.split('--')[1]}" in {s["metadata"]["name"] for s in unlabelled}
+    sim.control.set_cluster_labelled(key, True)
+    unlabelled = list_shoots(sim.garden_client(), label_selector=f"!{CLUSTER_ID_LABEL}")["items"]
+    assert [s["metadata"]["uid"] for s in unlabelled] == [sim.fleet.notes["drift.unlabeled_shoot"]]
     one = sim.fleet.shoots[0]
     only = list_shoots(sim.garden_client(), label_selector=f"{CLUSTER_ID_LABEL}={one.cluster_label}")["items"]
     assert [s["metadata"]["uid"] for s in only] == [

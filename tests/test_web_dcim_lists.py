@@ -322,3 +322,102 @@ async def test_organizations_list_every_organization_and_show_markup_as_text(pag
     assert await page.text(markup) == MARKUP_ORGANIZATION.alias
     assert await page.evaluate("document.querySelectorAll('#organizations img, #organizations b').length") == 0
     assert await page.evaluate("window.__injected === undefined")
+
+
+# --- finding history, unlabeled shoots, an organization's listing changes ---------------------------
+
+
+async def test_the_drift_history_lists_open_and_resolved_findings(page: Page, web_world: WebWorld) -> None:
+    expected: list[Any] = []
+    token = ""
+    while True:
+        answer = await grpc_call(
+            web_world,
+            "ListDriftFindings",
+            fleet_pb2.ListDriftFindingsRequest(page_size=500, page_token=token, include_resolved=True),
+        )
+        expected += answer.findings
+        token = answer.next_page_token
+        if not token:
+            break
+    resolved = {f.id for f in expected if f.HasField("resolved")}
+    assert resolved, "the world should have resolved findings"
+    await open_dcim(page, web_world, "/drift")
+    await page.wait_for(dcim_ready("drift"))
+    await page.evaluate(
+        "const c = document.querySelector('#resolved-filter'); c.checked = true; c.dispatchEvent(new Event('change'))"
+    )
+    await page.wait_for(dcim_ready("drift", "resolved=1"))
+    if await page.evaluate(PAGING_MORE):
+        await page.click("#findings-all")
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-drift-history")
+    rows = await page.evaluate(
+        "Array.from(document.querySelectorAll('#findings tbody tr'), (r) => [r.dataset.findingId, r.dataset.resolved])"
+    )
+    assert [r[0] for r in rows] == [f.id for f in expected]
+    assert {r[0] for r in rows if r[1] == "yes"} == resolved
+    assert page.errors() == []
+
+
+async def test_an_unlabeled_shoot_is_listed_under_its_own_kind(page: Page, web_world: WebWorld) -> None:
+    planted = web_world.fleet.notes["drift.unlabeled_shoot"]
+    await open_dcim(page, web_world, "/drift?kind=DRIFT_KIND_UNLABELED_SHOOT")
+    await page.wait_for(dcim_ready("drift", "kind=DRIFT_KIND_UNLABELED_SHOOT"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-drift-unlabeled")
+    assert (
+        await page.evaluate(
+            "Array.from(document.querySelectorAll('#findings tbody tr'), (r) => r.dataset.findingId).length"
+        )
+        == 1
+    )
+    assert await page.texts("#findings tbody .kind") == ["Unlabeled shoot"]
+    row = (await page.table("#findings"))[0]
+    assert row[1] == "no cluster"
+    assert row[2] == web_world.fleet.organizations[0].name
+    assert row[3].endswith("/handmade")
+    assert row[4] == planted
+
+
+async def test_a_clusters_page_shows_its_finding_history(page: Page, web_world: WebWorld) -> None:
+    cluster = web_world.fleet.clusters[0]
+    with web_world.database.admin() as conn:
+        expected = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT id FROM tenant.drift_findings WHERE cluster_id = %s AND resolved IS NOT NULL"
+                " ORDER BY resolved DESC, id DESC",
+                (cluster.id,),
+            )
+        ]
+    assert expected, "the first cluster of the world has a finding history"
+    await open_dcim(page, web_world, f"/clusters/{cluster.id}")
+    await page.wait_for(dcim_ready("cluster"))
+    await page.screenshot("dcim-platform-cluster-history")
+    history = await page.table("#cluster-history")
+    assert len(history) == len(expected)
+    assert all(row[-1] for row in history), "every resolved finding shows when it was resolved"
+    await page.click("#history-link")
+    await page.wait_for(dcim_ready("drift", "resolved=1"))
+    await page.wait_for(PAGING_DONE)
+    shown = await page.evaluate(
+        "Array.from(document.querySelectorAll('#findings tbody tr[data-resolved=yes]'), (r) => r.dataset.findingId)"
+    )
+    assert set(shown) == set(expected)
+
+
+async def test_an_organizations_page_shows_who_changed_its_listing_and_why(page: Page, web_world: WebWorld) -> None:
+    owner = web_world.fleet.organizations[0]
+    await open_dcim(page, web_world, "/organizations")
+    await page.wait_for(dcim_ready("organizations"))
+    await page.wait_for(PAGING_DONE)
+    await page.click(f"#organizations tr[data-organization='{owner.name}'] a.organization-link")
+    await page.wait_for(dcim_ready("organization"))
+    await page.screenshot("dcim-platform-organization")
+    changes = await page.table("#listing-changes")
+    assert [row[1:] for row in changes] == [
+        ["listed" if owner.listed_publicly else "unlisted", "operator", "back"],
+        ["unlisted" if owner.listed_publicly else "listed", "operator", "asked to"],
+    ]
+    assert page.errors() == []

@@ -6,7 +6,7 @@ rules return the findings that hold at this moment. What happens to them next (o
 resolved) is the store's business (store.py), decided in SQL against the open rows
 (docs/architecture.md, 'Drift kinds and the lifecycle of a finding').
 
-The five kinds are an explicit registry (`KINDS`), each with its subject and its rule. Every finding's
+The six kinds are an explicit registry (`KINDS`), each with its subject and its rule. Every finding's
 `details` says what was expected and what was observed, so a reader needs no second query to see
 why it exists. Cluster readiness and "updating" come from `common.clusterstatus`, the one
 definition (docs/architecture.md, 'Status is computed, in Python and SQL').
@@ -22,8 +22,9 @@ from datetime import datetime
 from typing import Literal, TypeAlias
 from uuid import UUID
 
-from collector.reconcile.observed import Observed, ShootObservation
+from collector.reconcile.observed import Observed, ShootObservation, UnlabeledShoot
 from common import drift_kinds
+from common.clock import rfc3339
 from common.labels import CLUSTER_ID_LABEL
 
 JsonValue: TypeAlias = str | int | float | bool | list["JsonValue"] | dict[str, "JsonValue"] | None
@@ -60,6 +61,8 @@ class Finding:
     cluster_id: UUID | None
     shoot_uid: UUID | None
     details: dict[str, JsonValue]
+    organization_id: UUID | None = None
+    """The organization concerned when no cluster is (an unlabeled shoot's project owner); else None."""
 
 
 def _shoot_ref(shoot: ShootObservation) -> dict[str, JsonValue]:
@@ -67,7 +70,7 @@ def _shoot_ref(shoot: ShootObservation) -> dict[str, JsonValue]:
 
 
 def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
+    return None if moment is None else rfc3339(moment)
 
 
 def orphan_shoots(world: Observed) -> Iterator[Finding]:
@@ -223,6 +226,39 @@ def organization_mismatches(world: Observed) -> Iterator[Finding]:
         )
 
 
+def unlabeled_shoots(world: Observed) -> Iterator[Finding]:
+    """A shoot in the garden project of a live organization that carries no cluster-id label.
+
+    Fundament's provisioning side labels every shoot it creates, so such a shoot was made by hand or
+    by another tool, in a project Fundament owns: nothing maps it to a cluster, so no other rule and
+    no inventory round ever sees it (FUN-23's blind spot). Shoots outside those projects are not
+    Fundament's business and are left alone.
+    """
+    for shoot in world.unlabeled:
+        organization = world.garden_projects.get(shoot.namespace)
+        if organization is None:
+            continue
+        yield Finding(
+            kind=drift_kinds.UNLABELED_SHOOT,
+            subject=str(shoot.uid),
+            cluster_id=None,
+            shoot_uid=None,
+            organization_id=organization.id,
+            details={
+                "expected": {"cluster_label": f"label {CLUSTER_ID_LABEL} naming the shoot's cluster"},
+                "observed": {"cluster_label": None, "organization_label": shoot.organization_label},
+                "reason": "a shoot in a Fundament garden project carries no cluster-id label",
+                "organization": {"id": str(organization.id), "name": organization.name},
+                "shoot": _unlabeled_ref(shoot),
+                "shoot_created": rfc3339(shoot.created),
+            },
+        )
+
+
+def _unlabeled_ref(shoot: UnlabeledShoot) -> dict[str, JsonValue]:
+    return {"uid": str(shoot.uid), "namespace": shoot.namespace, "name": shoot.name}
+
+
 @dataclass(frozen=True, slots=True)
 class DriftKind:
     """One kind of finding: its id (as stored in drift_findings.kind), what its subject is, its rule."""
@@ -265,6 +301,12 @@ KINDS: tuple[DriftKind, ...] = (
         "shoot uid",
         "the shoot's organization label names another organization than its cluster's",
         organization_mismatches,
+    ),
+    DriftKind(
+        drift_kinds.UNLABELED_SHOOT,
+        "shoot uid",
+        "a shoot in a live organization's garden project carries no cluster-id label",
+        unlabeled_shoots,
     ),
 )
 

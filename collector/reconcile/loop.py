@@ -1,7 +1,8 @@
 """The reconcile loop, `WORKER_MODE=reconcile`: mirror Gardener's shoots and persist drift.
 
 On one side sits the garden, read through a `ShootLister` (kube/garden.py or the mock garden: a
-complete, paged list of every shoot carrying `fundament.io/cluster-id`, or an error); on the other
+complete, paged list of every shoot carrying `fundament.io/cluster-id`, then one of every shoot
+without it, or an error); on the other
 the database, written through store.py in ONE transaction per pass: the mirror, the ledger rows of
 clusters that are gone (deleted, no shoot left in this complete listing), the findings of drift.py,
 the heartbeat. The garden is read first and completely; only then does the transaction
@@ -26,13 +27,16 @@ from psycopg_pool import AsyncConnectionPool
 from collector.kube.liststream import gc_paused
 from collector.reconcile import metrics, store
 from collector.reconcile.drift import KIND_IDS, JsonValue, find_drift
-from collector.reconcile.observed import Observed, observe_shoots
+from collector.reconcile.observed import Observed, observe_shoots, observe_unlabeled_shoots
 from collector.settings import DELETION_TIMEOUT_INTERVALS, LIVENESS_INTERVALS
-from common.clock import Clock, utc_now
+from common.clock import Clock, rfc3339, utc_now
 from common.health import Liveness
 from common.labels import CLUSTER_ID_LABEL
 
 logger = logging.getLogger(__name__)
+
+UNLABELED_SELECTOR = f"!{CLUSTER_ID_LABEL}"
+"""The second listing of a pass: shoots without the cluster-id label (drift kind unlabeled_shoot)."""
 
 
 class ShootLister(Protocol):
@@ -60,6 +64,8 @@ class ReconcileSummary:
     shoots_new: int
     shoots_gone: int
     duplicate_claims: Mapping[str, list[str]]
+    shoots_unlabeled: int = 0
+    """Shoots the second listing found without the cluster-id label (anywhere in the garden)."""
     opened: Mapping[str, int] = field(default_factory=dict)
     """Findings opened by this pass, per kind (every kind present, zero or more)."""
     still_open: Mapping[str, int] = field(default_factory=dict)
@@ -74,10 +80,15 @@ class ReconcileSummary:
     def as_details(self) -> dict[str, JsonValue]:
         """The summary as JSON (the heartbeat's details and `reconcile --once --json`)."""
         return {
-            "completed": self.completed.isoformat(),
+            "completed": rfc3339(self.completed),
             "duration_seconds": round(self.duration_seconds, 3),
             "list_seconds": round(self.list_seconds, 3),
-            "shoots": {"listed": self.shoots_listed, "new": self.shoots_new, "gone": self.shoots_gone},
+            "shoots": {
+                "listed": self.shoots_listed,
+                "new": self.shoots_new,
+                "gone": self.shoots_gone,
+                "unlabeled": self.shoots_unlabeled,
+            },
             "duplicate_claims": {k: list(v) for k, v in self.duplicate_claims.items()},
             "findings": {
                 "opened": dict(self.opened),
@@ -91,7 +102,8 @@ class ReconcileSummary:
     def render(self) -> str:
         """A small table for people: one row per kind."""
         lines = [
-            f"shoots listed {self.shoots_listed} (new {self.shoots_new}, gone {self.shoots_gone}); "
+            f"shoots listed {self.shoots_listed} (new {self.shoots_new}, gone {self.shoots_gone}, "
+            f"unlabeled {self.shoots_unlabeled}); "
             f"pass took {self.duration_seconds:.2f} s (listing {self.list_seconds:.2f} s)",
             f"{'kind':<26}{'opened':>8}{'still open':>12}{'resolved':>10}",
         ]
@@ -179,14 +191,27 @@ class ReconcileLoop:
         with gc_paused():
             shoots = observe_shoots(objects)
         del objects  # the raw listing (about 20 dicts per shoot) is not needed past this point
+        # The blind spot: shoots nobody labelled. Listed garden-wide (one paged list, however many
+        # organizations), kept only where they sit in a live organization's project (drift.py).
+        unlabeled = observe_unlabeled_shoots(
+            await self._gardener.list_shoots(label_selector=UNLABELED_SELECTOR, page_size=self._page_size)
+        )
         listed = time.perf_counter()
         now = self._clock()
         async with self._pool.connection() as conn, conn.transaction():
             await store.lock_pass(conn)
             await store.stage_shoots(conn, shoots)
             clusters = await store.read_clusters(conn)
+            organizations = await store.read_garden_organizations(conn)
             with gc_paused():
-                world = Observed(shoots, clusters, now=now, deletion_timeout=self._deletion_timeout)
+                world = Observed(
+                    shoots,
+                    clusters,
+                    now=now,
+                    deletion_timeout=self._deletion_timeout,
+                    unlabeled=unlabeled,
+                    organizations=organizations,
+                )
                 findings = find_drift(world)
             shoot_changes = await store.store_shoots(conn, now=now)
             ledger_closed = await store.close_ledger_of_gone_clusters(conn, now=now)
@@ -201,6 +226,7 @@ class ReconcileLoop:
                 shoots_new=shoot_changes.new,
                 shoots_gone=shoot_changes.gone,
                 duplicate_claims=duplicates,
+                shoots_unlabeled=len(unlabeled),
                 opened=_by_kind(finding_changes.opened),
                 still_open=_by_kind(finding_changes.still_open),
                 resolved=_by_kind(finding_changes.resolved),

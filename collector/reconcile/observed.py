@@ -1,10 +1,13 @@
 """What one reconcile pass observed: the listed shoots, the cluster rows, indexed once for the rules.
 
-    loop.py ──> observe_shoots(listing) ──> ShootObservation ─┐
-                store.read_clusters ──────> ClusterFacts ─────┴─> Observed ──> drift.find_drift
+    loop.py ──> observe_shoots(listing) ─────────────> ShootObservation ──┐
+    loop.py ──> observe_unlabeled_shoots(listing) ───> UnlabeledShoot ────┤
+                store.read_clusters ─────────────────> ClusterFacts ──────┤
+                store.read_garden_organizations ─────> OrganizationFacts ─┴─> Observed ──> drift.find_drift
 
-A listed shoot that lacks what every shoot has (a uid, a creation time, the label the list selects
-on) makes the whole listing untrusted (`MalformedShoot`): reconcile then records nothing.
+A listed shoot that lacks what every shoot has (a uid, a creation time), or disagrees with the
+selector of its listing (the cluster-id label missing from the first, present in the second),
+makes the whole listing untrusted (`MalformedShoot`): reconcile then records nothing.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from uuid import UUID
 
 from common.clusterstatus import cluster_status, is_ready, is_updating
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL, parse_id_label
+from common.naming import garden_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +109,18 @@ class ClusterFacts:
         return is_updating(status)
 
 
+@dataclass(frozen=True, slots=True)
+class OrganizationFacts:
+    """A live, non-system organization and the garden namespace of its Gardener project."""
+
+    id: UUID
+    name: str
+
+    @property
+    def garden_namespace(self) -> str:
+        return garden_namespace(self.name)
+
+
 class Observed:
     """One pass's inputs, indexed once for the rules: each shoot with its cluster, each cluster with its shoots.
 
@@ -113,7 +129,16 @@ class Observed:
     comparing `uuid.UUID` objects (Python code) would cost more than the rules themselves.
     """
 
-    __slots__ = ("clusters", "deletion_timeout", "now", "shoots", "shoots_of_clusters", "with_clusters")
+    __slots__ = (
+        "clusters",
+        "deletion_timeout",
+        "garden_projects",
+        "now",
+        "shoots",
+        "shoots_of_clusters",
+        "unlabeled",
+        "with_clusters",
+    )
 
     def __init__(
         self,
@@ -122,11 +147,17 @@ class Observed:
         *,
         now: datetime | None = None,
         deletion_timeout: timedelta | None = None,
+        unlabeled: Sequence[UnlabeledShoot] = (),
+        organizations: Iterable[OrganizationFacts] = (),
     ) -> None:
         self.now = now
         """The pass's time; with `deletion_timeout`, it bounds how long a deletion may be under way."""
         self.deletion_timeout = deletion_timeout
         """How long a deletion may be under way before its leftover shoot is drift (None: no bound)."""
+        self.unlabeled: tuple[UnlabeledShoot, ...] = tuple(sorted(unlabeled, key=lambda s: s.uid.int))
+        """The shoots of the garden that carry no cluster-id label, wherever they are."""
+        self.garden_projects: dict[str, OrganizationFacts] = {o.garden_namespace: o for o in organizations}
+        """Fundament's garden project namespaces (`garden-<project>`) of live organizations, with their owner."""
         self.shoots: tuple[ShootObservation, ...] = tuple(sorted(shoots, key=lambda s: s.uid.int))
         self.clusters: tuple[ClusterFacts, ...] = tuple(sorted(clusters.values(), key=lambda c: c.id.int))
         by_id = {c.id.int: c for c in self.clusters}
@@ -165,8 +196,18 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def observe_shoot(obj: Mapping[str, Any]) -> ShootObservation:
-    """One listed shoot object as the mirror stores it; raises MalformedShoot when it is not a usable shoot."""
+@dataclass(frozen=True, slots=True)
+class _Meta:
+    """What every listed shoot has, checked: its identity, creation time and labels."""
+
+    uid: UUID
+    name: str
+    namespace: str
+    created: datetime
+    labels: Mapping[str, Any]
+
+
+def _meta(obj: Mapping[str, Any]) -> _Meta:
     metadata = obj.get("metadata")
     if not isinstance(metadata, Mapping):
         raise MalformedShoot("a listed shoot has no metadata")
@@ -183,25 +224,65 @@ def observe_shoot(obj: Mapping[str, Any]) -> ShootObservation:
     if created is None or created.tzinfo is None:
         raise MalformedShoot(f"shoot {namespace}/{name}: creationTimestamp {created_raw!r} is not an RFC 3339 time")
     labels = metadata.get("labels")
-    labels = labels if isinstance(labels, Mapping) else {}
-    cluster_label = _text(labels.get(CLUSTER_ID_LABEL))
+    return _Meta(uid, name, namespace, created, labels if isinstance(labels, Mapping) else {})
+
+
+def observe_shoot(obj: Mapping[str, Any]) -> ShootObservation:
+    """One listed shoot object as the mirror stores it; raises MalformedShoot when it is not a usable shoot."""
+    meta = _meta(obj)
+    cluster_label = _text(meta.labels.get(CLUSTER_ID_LABEL))
     if cluster_label is None:
         # The list selects on this label; a shoot without it means the server ignored the selector.
-        raise MalformedShoot(f"shoot {namespace}/{name}: listed without label {CLUSTER_ID_LABEL}")
+        raise MalformedShoot(f"shoot {meta.namespace}/{meta.name}: listed without label {CLUSTER_ID_LABEL}")
     spec = obj.get("spec")
     spec = spec if isinstance(spec, Mapping) else {}
     kubernetes = spec.get("kubernetes")
     kubernetes = kubernetes if isinstance(kubernetes, Mapping) else {}
     return ShootObservation(
-        uid=uid,
-        name=name,
-        namespace=namespace,
+        uid=meta.uid,
+        name=meta.name,
+        namespace=meta.namespace,
         cluster_label=cluster_label,
-        organization_label=_text(labels.get(ORGANIZATION_ID_LABEL)),
+        organization_label=_text(meta.labels.get(ORGANIZATION_ID_LABEL)),
         kubernetes_version=_text(kubernetes.get("version")) or "",
         region=_text(spec.get("region")) or "",
-        created=created,
+        created=meta.created,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class UnlabeledShoot:
+    """A listed shoot that carries no `fundament.io/cluster-id` label: nobody claims it for a cluster."""
+
+    uid: UUID
+    name: str
+    namespace: str
+    organization_label: str | None
+    created: datetime
+
+
+def observe_unlabeled_shoot(obj: Mapping[str, Any]) -> UnlabeledShoot:
+    """One shoot of the unlabeled listing; raises MalformedShoot when it is unusable or does carry the label."""
+    meta = _meta(obj)
+    if CLUSTER_ID_LABEL in meta.labels:
+        # This list selects on the label's absence; a shoot with it means the server ignored the selector.
+        raise MalformedShoot(f"shoot {meta.namespace}/{meta.name}: listed as unlabeled, yet has {CLUSTER_ID_LABEL}")
+    return UnlabeledShoot(
+        uid=meta.uid,
+        name=meta.name,
+        namespace=meta.namespace,
+        organization_label=_text(meta.labels.get(ORGANIZATION_ID_LABEL)),
+        created=meta.created,
+    )
+
+
+def observe_unlabeled_shoots(objects: Iterable[Mapping[str, Any]]) -> list[UnlabeledShoot]:
+    """Every shoot of the unlabeled listing, each uid once, by uid."""
+    by_uid: dict[UUID, UnlabeledShoot] = {}
+    for obj in objects:
+        shoot = observe_unlabeled_shoot(obj)
+        by_uid.setdefault(shoot.uid, shoot)
+    return sorted(by_uid.values(), key=lambda s: s.uid.int)
 
 
 def observe_shoots(objects: Iterable[Mapping[str, Any]]) -> list[ShootObservation]:

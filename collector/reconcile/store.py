@@ -22,7 +22,7 @@ from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from collector.reconcile.drift import Finding, JsonValue
-from collector.reconcile.observed import ClusterFacts, ShootObservation
+from collector.reconcile.observed import ClusterFacts, OrganizationFacts, ShootObservation
 from common.database import Query, load_queries
 
 _QUERIES = load_queries(Path(__file__).with_name("store.sql"))
@@ -100,6 +100,14 @@ async def read_clusters(conn: psycopg.AsyncConnection[Any]) -> dict[UUID, Cluste
     return {row[0]: ClusterFacts(*row) for row in rows}
 
 
+async def read_garden_organizations(conn: psycopg.AsyncConnection[Any]) -> list[OrganizationFacts]:
+    """Every live, non-system organization (whose garden project may hold unlabeled shoots)."""
+    async with conn.cursor(row_factory=tuple_row) as cur:
+        await cur.execute(_q("read_garden_organizations").sql)
+        rows = await cur.fetchall()
+    return [OrganizationFacts(id=row[0], name=row[1]) for row in rows]
+
+
 async def store_shoots(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> ShootChanges:
     """Mirror the staged listing into tenant.gardener_shoots: refresh, insert, soft-delete the rest."""
     params = {"now": now}
@@ -126,7 +134,9 @@ async def store_findings(
     await conn.execute(_q("create_findings_stage").sql)
     async with conn.cursor() as cur, cur.copy(_q("copy_findings").sql) as copy:
         for f in findings:
-            await copy.write_row((f.kind, f.subject, f.cluster_id, f.shoot_uid, _details_json(f.details)))
+            await copy.write_row(
+                (f.kind, f.subject, f.cluster_id, f.shoot_uid, f.organization_id, _details_json(f.details))
+            )
     params = {"now": now}
     resolved = await _per_kind(conn, _q("resolve_unseen_findings"), params)
     still_open = await _per_kind(conn, _q("move_seen_findings"), params)

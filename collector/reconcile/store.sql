@@ -47,6 +47,14 @@ LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
 WHERE c.deleted IS NULL
    OR c.id IN (SELECT l.cluster_id FROM pg_temp.reconcile_listed AS l WHERE l.cluster_id IS NOT NULL)
 
+-- name: read_garden_organizations
+-- Called by read_garden_organizations: every live organization but the system one; reconcile derives
+-- the garden namespace of each one's Gardener project from its name and looks for unlabeled shoots there.
+SELECT o.id, o.name
+FROM tenant.organizations AS o
+WHERE o.deleted IS NULL AND o.id <> tenant.system_organization_id()
+ORDER BY o.id
+
 -- name: refresh_known_shoots
 -- Called by store_shoots: known shoots listed again; last_seen moves, the observed fields follow the
 -- garden, and one that had dropped out of the listing is live again.
@@ -128,13 +136,14 @@ CREATE TEMPORARY TABLE reconcile_findings (
     subject text NOT NULL,
     cluster_id uuid,
     shoot_uid uuid,
+    organization_id uuid,
     details jsonb NOT NULL,
     PRIMARY KEY (kind, subject)
 ) ON COMMIT DROP
 
 -- name: copy_findings
 -- Called by store_findings: COPY target for the findings that hold now.
-COPY pg_temp.reconcile_findings (kind, subject, cluster_id, shoot_uid, details) FROM STDIN
+COPY pg_temp.reconcile_findings (kind, subject, cluster_id, shoot_uid, organization_id, details) FROM STDIN
 
 -- name: resolve_unseen_findings
 -- Called by store_findings: open findings this pass no longer sees are resolved (never deleted).
@@ -157,7 +166,8 @@ WITH moved AS (
     SET last_detected = GREATEST(%(now)s, f.last_detected),
         details = n.details,
         cluster_id = n.cluster_id,
-        shoot_uid = n.shoot_uid
+        shoot_uid = n.shoot_uid,
+        organization_id = n.organization_id
     FROM pg_temp.reconcile_findings AS n
     WHERE f.resolved IS NULL AND f.kind = n.kind AND f.subject = n.subject
     RETURNING f.kind
@@ -168,8 +178,10 @@ SELECT kind, count(*) FROM moved GROUP BY kind
 -- Called by store_findings: findings with no open row become new rows (a recurrence after
 -- resolution too); the partial unique index keeps one open row per (kind, subject).
 WITH opened AS (
-    INSERT INTO tenant.drift_findings (kind, subject, cluster_id, shoot_uid, details, first_detected, last_detected)
-    SELECT n.kind, n.subject, n.cluster_id, n.shoot_uid, n.details, %(now)s, %(now)s
+    INSERT INTO tenant.drift_findings (
+        kind, subject, cluster_id, shoot_uid, organization_id, details, first_detected, last_detected
+    )
+    SELECT n.kind, n.subject, n.cluster_id, n.shoot_uid, n.organization_id, n.details, %(now)s, %(now)s
     FROM pg_temp.reconcile_findings AS n
     WHERE NOT EXISTS (
         SELECT 1 FROM tenant.drift_findings AS f

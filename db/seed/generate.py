@@ -12,9 +12,10 @@ first cluster with node pool names that test the naming contract (`PLANTED_POOL_
 deleted cluster with the active ledger rows it had when it ran (reconcile closes them);
 the last organization deleted (though listed) with one live cluster left behind; a cluster of the
 system organization; two orphan shoots (one labelled with a UUID no cluster has, one with a label
-that is no UUID). `Fleet.notes` says where. Times are fixed relative to `ANCHOR`, never the wall
-clock: every creation lies at least 15 days before it, every deletion within the 9 days before it,
-so no row is deleted before it was created.
+that is no UUID); one shoot without the cluster-id label in organization 0's garden project.
+`Fleet.notes` says where. Times are fixed relative to `ANCHOR`, never the wall clock: every creation
+lies at least 15 days before it, every deletion within the 9 days before it, so no row is deleted
+before it was created.
 """
 
 from __future__ import annotations
@@ -377,7 +378,7 @@ def _note(notes: dict[str, str], key: str, value: str) -> None:
 
 
 def _extras_part(seed: int, size: FleetSize) -> FleetPart:
-    """The system organization's cluster and the orphan shoots."""
+    """The system organization's cluster, the orphan shoots and the unlabeled shoot."""
     rng = _stream(seed, "extras")
     part = FleetPart()
     # The system organization's row is seeded by the migrations, so it is not in `organizations`.
@@ -400,6 +401,22 @@ def _extras_part(seed: int, size: FleetSize) -> FleetPart:
             )
         )
         _note(part.notes, "drift.orphan_shoot", str(uid))
+    # Planted: a shoot made by hand in organization 0's garden project, without the cluster-id label
+    # (drift kind unlabeled_shoot: nothing maps it to a cluster).
+    owner_name = organization_name(0)
+    unlabeled = ShootSpec(
+        uid=_uuid(rng),
+        name="handmade",
+        project=project_name(owner_name),
+        cluster_label="",
+        organization_label=str(organization_id(seed, 0)),
+        kubernetes_version=_VERSIONS[-1],
+        region=_REGIONS[0],
+        created=ANCHOR - timedelta(days=5),
+        cluster_labelled=False,
+    )
+    part.shoots.append(unlabeled)
+    part.notes["drift.unlabeled_shoot"] = str(unlabeled.uid)
     return part
 
 

@@ -120,6 +120,9 @@ class ShootSpec:
     last_operation: str = "Reconcile"  # Create | Reconcile | Delete | Migrate | Restore
     last_operation_state: str = "Succeeded"  # Processing | Succeeded | Error | Failed | Pending | Aborted
     has_certificates_crd: bool = True
+    cluster_labelled: bool = True
+    """False: the shoot carries no `fundament.io/cluster-id` label at all (made by hand; drift kind
+    unlabeled_shoot), whatever `cluster_label` says."""
 
     @property
     def namespace(self) -> str:

@@ -12,16 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
 
 from fundament.fleet.v1 import fleet_pb2
-from google.protobuf import struct_pb2
 
 from common import clusterstatus
 from common.clusterstatus import ClusterStatus
 from common.drift_kinds import DRIFT_KINDS
 from services.common.errors import InvalidArgument
 from services.fleet import queries
+from services.fleet.details import details_struct
 
 # ---- enums and scalars
 
@@ -75,12 +74,6 @@ def age_seconds(then: datetime, now: datetime) -> int:
 
 def text(value: object | None) -> str:
     return "" if value is None else str(value)
-
-
-def details_struct(details: dict[str, Any]) -> struct_pb2.Struct:
-    struct = struct_pb2.Struct()
-    struct.update(details)
-    return struct
 
 
 # ---- clusters
@@ -222,6 +215,8 @@ def get_cluster_response(
     findings: Sequence[queries.FindingRow],
     ledger: Sequence[queries.LedgerCountRow],
     now: datetime,
+    resolved: Sequence[queries.FindingRow] = (),
+    resolved_truncated: bool = False,
 ) -> fleet_pb2.GetClusterResponse:
     return fleet_pb2.GetClusterResponse(
         cluster=cluster_summary(cluster, now),
@@ -231,6 +226,8 @@ def get_cluster_response(
         open_findings=[drift_finding(row) for row in findings],
         ledger=[ledger_count(row) for row in ledger],
         sync=sync_state(cluster),
+        resolved_findings=[drift_finding(row) for row in resolved],
+        resolved_findings_truncated=resolved_truncated,
     )
 
 
@@ -262,6 +259,25 @@ def list_organizations_response(
     )
 
 
+def listing_change(row: queries.ListingChangeRow) -> fleet_pb2.ListingChange:
+    return fleet_pb2.ListingChange(
+        id=str(row.id),
+        listed_publicly=row.listed_publicly,
+        previously_listed=row.previously_listed,
+        changed_by=row.changed_by,
+        reason=row.reason,
+        changed=row.changed,
+    )
+
+
+def get_organization_response(
+    organization: queries.OrganizationRow, changes: Sequence[queries.ListingChangeRow]
+) -> fleet_pb2.GetOrganizationResponse:
+    return fleet_pb2.GetOrganizationResponse(
+        organization=organization_summary(organization), listing_changes=[listing_change(row) for row in changes]
+    )
+
+
 def drift_finding(row: queries.FindingRow) -> fleet_pb2.DriftFinding:
     return fleet_pb2.DriftFinding(
         id=str(row.id),
@@ -277,6 +293,7 @@ def drift_finding(row: queries.FindingRow) -> fleet_pb2.DriftFinding:
         details=details_struct(row.details),
         first_detected=row.first_detected,
         last_detected=row.last_detected,
+        resolved=row.resolved,
     )
 
 

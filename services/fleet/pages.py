@@ -56,6 +56,8 @@ CLUSTERS: dict[queries.ClusterOrder, ClusterSpec] = {
 NAMESPACE_SEARCH: KeysetSpec[queries.NamespaceMatchRow, tuple[str, UUID]] = KeysetSpec(
     "namespace_search", _NAME_ID, lambda row: (row.name, row.id)
 )
+# Open findings and, with include_resolved, resolved ones too: one key for both, since (first_detected,
+# id) is unique over every row; include_resolved is a field of FindingFilters, so it binds the token.
 DRIFT_FINDINGS: KeysetSpec[queries.FindingRow, tuple[datetime, UUID]] = KeysetSpec(
     "drift_findings", (KeyPart.TIMESTAMP, KeyPart.UUID), lambda row: (row.first_detected, row.id)
 )

@@ -126,9 +126,36 @@ async def list_organizations(
     limit: int,
 ) -> list[OrganizationRow]:
     """Organizations matching `filters` in their order after `after` (the order's key), at most `limit`."""
-    params = {"pattern": filters.pattern, "limit": limit, **_order_params(after)}
+    params = {"pattern": filters.pattern, "organization_id": None, "limit": limit, **_order_params(after)}
     statement = _ORGANIZATION_STATEMENTS[(filters.order, filters.descending)]
     return await _ordered_all(conn, statement, OrganizationRow, params)
+
+
+async def get_organization(conn: psycopg.AsyncConnection[Any], *, organization_id: UUID) -> OrganizationRow | None:
+    """One organization (live or deleted) but the system one; None when there is none (the list's block)."""
+    params = {"pattern": None, "organization_id": organization_id, "limit": 1, **_order_params(None)}
+    statement = _ORGANIZATION_STATEMENTS[(OrganizationOrder.NAME, False)]
+    rows = await _ordered_all(conn, statement, OrganizationRow, params)
+    return rows[0] if rows else None
+
+
+@dataclass(frozen=True, slots=True)
+class ListingChangeRow:
+    id: UUID
+    listed_publicly: bool
+    previously_listed: bool
+    changed_by: str
+    reason: str
+    changed: datetime
+
+
+async def organization_listing_changes(
+    conn: psycopg.AsyncConnection[Any], *, organization_id: UUID, limit: int
+) -> list[ListingChangeRow]:
+    """An organization's listing changes, newest first, at most `limit`."""
+    return await _all(
+        conn, "organization_listing_changes", ListingChangeRow, {"organization_id": organization_id, "limit": limit}
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,6 +336,7 @@ class FindingRow:
     details: dict[str, Any]
     first_detected: datetime
     last_detected: datetime
+    resolved: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +358,7 @@ class FindingFilters:
     kind: str | None = None
     organization_id: UUID | None = None
     cluster_id: UUID | None = None
+    include_resolved: bool = False
 
 
 async def list_drift_findings(
@@ -339,13 +368,17 @@ async def list_drift_findings(
     after: tuple[datetime, UUID] | None,
     limit: int | None,
 ) -> list[FindingRow]:
-    """Open findings matching `filters` after `after` = (first_detected, id), at most `limit` (None: all)."""
+    """Findings (open, or all with include_resolved) matching `filters` after `after` = (first_detected, id).
+
+    At most `limit` rows (None: all).
+    """
     first_detected: datetime | str
     first_detected, id_ = after or (BEFORE_ANY_TIME, NIL_UUID)
     params = {
         "kind": filters.kind,
         "organization_id": filters.organization_id,
         "cluster_id": filters.cluster_id,
+        "include_resolved": filters.include_resolved,
         "after_first_detected": first_detected,
         "after_id": id_,
         "limit": limit,
@@ -356,6 +389,13 @@ async def list_drift_findings(
 async def cluster_open_findings(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> list[FindingRow]:
     """Every open drift finding about one cluster, by first_detected (the list's block, unpaged)."""
     return await list_drift_findings(conn, filters=FindingFilters(cluster_id=cluster_id), after=None, limit=None)
+
+
+async def cluster_resolved_findings(
+    conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID, limit: int
+) -> list[FindingRow]:
+    """One cluster's resolved findings, newest resolved first, at most `limit`."""
+    return await _all(conn, "cluster_resolved_findings", FindingRow, {"cluster_id": cluster_id, "limit": limit})
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 -- name or alias matches %(pattern)s when it is set (see services/fleet/search.py), in the order of
 -- the organizations_by_* block of orders.sql that queries.py puts in place of the keyset line. The
 -- counts are per row of the page (LATERAL), so a page costs the same at any depth.
+-- FleetApi.get_organization reads one organization with it too: organization_id set, the first page
+-- by name and LIMIT 1 (the list itself passes NULL).
 SELECT o.id,
        o.name,
        o.alias,
@@ -63,6 +65,7 @@ LEFT JOIN LATERAL (
 ) AS counts ON o.deleted IS NULL
 WHERE o.id <> tenant.system_organization_id()
   AND (%(pattern)s::text IS NULL OR lower(o.name) LIKE %(pattern)s::text OR lower(o.alias) LIKE %(pattern)s::text)
+  AND (%(organization_id)s::uuid IS NULL OR o.id = %(organization_id)s::uuid)
 -- keyset --
 LIMIT %(limit)s;
 
@@ -176,11 +179,46 @@ GROUP BY r.resource_type
 ORDER BY r.resource_type;
 
 -- name: list_drift_findings
--- Called by FleetApi.list_drift_findings: one page of open findings by (first_detected, id) with the
--- names of what they concern. Findings about the system organization's clusters are left out.
--- FleetApi.get_cluster reads all open findings about one cluster with it too: cluster_id set, the
--- first-page key and no LIMIT (NULL). Reconcile sets cluster_id on every finding whose cluster it
--- can name, shoot findings included.
+-- Called by FleetApi.list_drift_findings: one page of findings by (first_detected, id), open ones only
+-- unless include_resolved, with the names of what they concern. Findings about the system
+-- organization's clusters are left out. FleetApi.get_cluster reads all open findings about one
+-- cluster with it too: cluster_id set, the first-page key and no LIMIT (NULL). Reconcile sets
+-- cluster_id on every finding whose cluster it can name, shoot findings included; an unlabeled
+-- shoot has no cluster, only the organization whose garden project holds it (f.organization_id),
+-- and is not in the shoot mirror, so its uid, name and namespace come from the finding itself.
+SELECT f.id,
+       f.kind,
+       f.subject,
+       f.cluster_id,
+       c.name AS cluster_name,
+       o.id AS organization_id,
+       o.name AS organization_name,
+       coalesce(f.shoot_uid, CASE WHEN f.kind = 'unlabeled_shoot' THEN f.subject::uuid END) AS shoot_uid,
+       coalesce(sh.name, CASE WHEN f.kind = 'unlabeled_shoot' THEN f.details #>> '{shoot,name}' END)
+           AS shoot_name,
+       coalesce(sh.namespace, CASE WHEN f.kind = 'unlabeled_shoot' THEN f.details #>> '{shoot,namespace}' END)
+           AS shoot_namespace,
+       f.details,
+       f.first_detected,
+       f.last_detected,
+       f.resolved
+FROM tenant.drift_findings AS f
+LEFT JOIN tenant.clusters AS c ON c.id = f.cluster_id
+LEFT JOIN tenant.organizations AS o ON o.id = coalesce(c.organization_id, f.organization_id)
+LEFT JOIN tenant.gardener_shoots AS sh ON sh.uid = f.shoot_uid
+WHERE (%(include_resolved)s::boolean OR f.resolved IS NULL)
+  AND o.id IS DISTINCT FROM tenant.system_organization_id()
+  AND (%(kind)s::text IS NULL OR f.kind = %(kind)s::text)
+  AND (%(cluster_id)s::uuid IS NULL OR f.cluster_id = %(cluster_id)s::uuid)
+  AND (%(organization_id)s::uuid IS NULL OR o.id = %(organization_id)s::uuid)
+  AND (f.first_detected, f.id) > (%(after_first_detected)s::timestamptz, %(after_id)s::uuid)
+ORDER BY f.first_detected, f.id
+LIMIT %(limit)s;
+
+-- name: cluster_resolved_findings
+-- Called by FleetApi.get_cluster with include_resolved: one cluster's resolved findings, newest
+-- resolved first, at most %(limit)s (the service asks one more than it returns, to say whether the
+-- history was cut). Same columns as list_drift_findings.
 SELECT f.id,
        f.kind,
        f.subject,
@@ -193,18 +231,25 @@ SELECT f.id,
        sh.namespace AS shoot_namespace,
        f.details,
        f.first_detected,
-       f.last_detected
+       f.last_detected,
+       f.resolved
 FROM tenant.drift_findings AS f
-LEFT JOIN tenant.clusters AS c ON c.id = f.cluster_id
-LEFT JOIN tenant.organizations AS o ON o.id = c.organization_id
+JOIN tenant.clusters AS c ON c.id = f.cluster_id
+JOIN tenant.organizations AS o ON o.id = c.organization_id
 LEFT JOIN tenant.gardener_shoots AS sh ON sh.uid = f.shoot_uid
-WHERE f.resolved IS NULL
-  AND c.organization_id IS DISTINCT FROM tenant.system_organization_id()
-  AND (%(kind)s::text IS NULL OR f.kind = %(kind)s::text)
-  AND (%(cluster_id)s::uuid IS NULL OR f.cluster_id = %(cluster_id)s::uuid)
-  AND (%(organization_id)s::uuid IS NULL OR c.organization_id = %(organization_id)s::uuid)
-  AND (f.first_detected, f.id) > (%(after_first_detected)s::timestamptz, %(after_id)s::uuid)
-ORDER BY f.first_detected, f.id
+WHERE f.cluster_id = %(cluster_id)s::uuid
+  AND f.resolved IS NOT NULL
+  AND c.organization_id <> tenant.system_organization_id()
+ORDER BY f.resolved DESC, f.id DESC
+LIMIT %(limit)s;
+
+-- name: organization_listing_changes
+-- Called by FleetApi.get_organization: the changes of one organization's public listing, newest
+-- first, at most %(limit)s.
+SELECT l.id, l.listed_publicly, l.previously_listed, l.changed_by, l.reason, l.changed
+FROM tenant.organization_listing_changes AS l
+WHERE l.organization_id = %(organization_id)s::uuid
+ORDER BY l.changed DESC, l.id DESC
 LIMIT %(limit)s;
 
 -- name: list_infrastructure_resources

@@ -36,6 +36,9 @@ SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
 NO_STORE = "private, no-store"
 # Requests are small: filters and a page token.
 READ_MAX_BYTES = 64 * 1024
+# GetCluster's finding history and GetOrganization's listing changes are cut to this many, newest
+# first, so one answer stays bounded however long a cluster flaps; ListDriftFindings pages the rest.
+HISTORY_LIMIT = 100
 
 
 class FleetApi(FleetService):
@@ -143,6 +146,7 @@ class FleetApi(FleetService):
             kind=convert.kind_from_proto(request.kind),
             organization_id=optional_uuid("organization_id", request.organization_id),
             cluster_id=optional_uuid("cluster_id", request.cluster_id),
+            include_resolved=request.include_resolved,
         )
         wanted = self._tokens.page_request(
             pages.DRIFT_FINDINGS, filters, size=request.page_size, token=request.page_token
@@ -171,6 +175,9 @@ class FleetApi(FleetService):
             namespaces = await queries.cluster_namespaces(conn, cluster_id=cluster_id)
             findings = await queries.cluster_open_findings(conn, cluster_id=cluster_id)
             ledger = await queries.cluster_ledger_counts(conn, cluster_id=cluster_id)
+            resolved = []
+            if request.include_resolved:
+                resolved = await queries.cluster_resolved_findings(conn, cluster_id=cluster_id, limit=HISTORY_LIMIT + 1)
         return convert.get_cluster_response(
             cluster,
             node_pools=node_pools,
@@ -179,7 +186,27 @@ class FleetApi(FleetService):
             findings=findings,
             ledger=ledger,
             now=now,
+            resolved=resolved[:HISTORY_LIMIT],
+            resolved_truncated=len(resolved) > HISTORY_LIMIT,
         )
+
+    @override
+    async def get_organization(
+        self,
+        request: fleet_pb2.GetOrganizationRequest,
+        ctx: RequestContext[fleet_pb2.GetOrganizationRequest, fleet_pb2.GetOrganizationResponse],
+    ) -> fleet_pb2.GetOrganizationResponse:
+        _no_store(ctx)
+        organization_id = required_uuid("id", request.id)
+        async with self._pool.connection() as conn:
+            await queries.begin_consistent_read(conn)
+            organization = await queries.get_organization(conn, organization_id=organization_id)
+            if organization is None:
+                raise NotFound(f"organization {organization_id} not found")
+            changes = await queries.organization_listing_changes(
+                conn, organization_id=organization_id, limit=HISTORY_LIMIT
+            )
+        return convert.get_organization_response(organization, changes)
 
     @override
     async def get_fleet_summary(

@@ -260,6 +260,11 @@ class SimControl:
     def set_labels(self, key: str, *, cluster_label: str | None = None, organization_label: str | None = None) -> None:
         self.sim.world.set_labels(key, cluster_label=cluster_label, organization_label=organization_label)
 
+    @on_loop
+    def set_cluster_labelled(self, key: str, labelled: bool) -> None:
+        """Remove the shoot's cluster-id label (labelled=False) or put it back."""
+        self.sim.world.set_cluster_labelled(key, labelled)
+
 
 # What the HTTP endpoint may call, by name (an explicit list: nothing else is reachable over HTTP).
 HTTP_ACTIONS: tuple[str, ...] = (
@@ -290,4 +295,5 @@ HTTP_ACTIONS: tuple[str, ...] = (
     "set_last_operation",
     "set_control_plane_healthy",
     "set_labels",
+    "set_cluster_labelled",
 )

@@ -215,3 +215,7 @@ class ControlClient:
         self, key: str, *, cluster_label: str | None = None, organization_label: str | None = None
     ) -> None:
         await self.call("set_labels", key=key, cluster_label=cluster_label, organization_label=organization_label)
+
+    async def set_cluster_labelled(self, key: str, labelled: bool) -> None:
+        """Remove the shoot's `fundament.io/cluster-id` label (False) or put it back (True)."""
+        await self.call("set_cluster_labelled", key=key, labelled=labelled)

@@ -70,6 +70,7 @@ class ShootState:
     rv: int
     generation: int = 1
     changed: datetime | None = None  # when the last operation last moved (None: at creation)
+    cluster_labelled: bool = True  # False: no fundament.io/cluster-id label at all (an unlabeled shoot)
 
     @property
     def namespace(self) -> str:
@@ -132,4 +133,5 @@ def initial_state(spec: ShootSpec, workers: tuple[WorkerSpec, ...], *, healthy: 
         workers=workers,
         has_certificates_crd=spec.has_certificates_crd,
         rv=rv,
+        cluster_labelled=spec.cluster_labelled,
     )

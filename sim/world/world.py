@@ -220,6 +220,11 @@ class World:
             organization_label=shoot.organization_label if organization_label is None else organization_label,
         )
 
+    def set_cluster_labelled(self, key: str, labelled: bool) -> ShootState:
+        """Take the shoot's `fundament.io/cluster-id` label away (or give it back): an unlabeled shoot."""
+        shoot = self.require_shoot(key)
+        return self._replace(shoot, cluster_labelled=labelled)
+
     def compact_garden(self) -> None:
         """Expire every continue token the garden has handed out."""
         self.garden_compacted_rv = self.next_garden_rv()

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
-from grpc_reflection.v1alpha import reflection
 from starlette.types import ASGIApp
 
 from common.health import HttpServer, Readiness, bind_tcp
 from common.settings import GrpcLimits, HttpSettings
+from services.common.serving.reflection import enable_reflection
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +64,7 @@ class ApiServer:
         server.add_generic_rpc_handlers(tuple(self.grpc_handlers))
         self._health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        reflection.enable_server_reflection(
-            (*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME),
-            server,
-        )
+        enable_reflection(server, (*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
         self.grpc_port = server.add_insecure_port(f"{self.settings.host}:{self.settings.grpc_port}")
         await server.start()
         self._grpc = server

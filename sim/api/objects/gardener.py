@@ -110,7 +110,7 @@ def render_shoot(shoot: ShootState, api_url: str) -> Json:
             rv=shoot.rv,
             created=shoot.created,
             labels={
-                CLUSTER_ID_LABEL: shoot.cluster_label,
+                **({CLUSTER_ID_LABEL: shoot.cluster_label} if shoot.cluster_labelled else {}),
                 ORGANIZATION_ID_LABEL: shoot.organization_label,
                 STATUS_LABEL: shoot.status_label,
                 "project.gardener.cloud/name": shoot.project,

@@ -1,10 +1,11 @@
-// The DCIM staff /platform section: a small hash router over six views of fundament.fleet.v1.
+// The DCIM staff /platform section: a small hash router over seven views of fundament.fleet.v1.
 //
 //   #/summary                       totals, statuses, drift per kind, freshness of both worker loops
 //   #/organizations                 every organization (paged)
+//   #/organizations/<id>            one organization and the changes of its public listing
 //   #/clusters?status=..&attention=1&stale=1&org=..&region=..&deleted=1   the cluster list (paged)
 //   #/clusters/<id>                 one cluster: node pools, projects, namespaces, findings, ledger
-//   #/drift?kind=..&org=..&cluster=..                                      open drift findings (paged)
+//   #/drift?kind=..&org=..&cluster=..&resolved=1             drift findings, open or all (paged)
 //   #/ledger?cluster=..&type=..&billable=yes|no&destroyed=1               the ledger (paged)
 //
 // Filters live in the fragment, so a view can be bookmarked, shared and left with the back button.
@@ -19,6 +20,7 @@ import { clusterView } from "./views/cluster.js";
 import { clustersView } from "./views/clusters.js";
 import { driftView } from "./views/drift.js";
 import { ledgerView } from "./views/ledger.js";
+import { organizationView } from "./views/organization.js";
 import { organizationsView } from "./views/organizations.js";
 import { summaryView } from "./views/summary.js";
 
@@ -39,6 +41,9 @@ function parseRoute() {
 
 function resolve({ segments, params }) {
   const [first = "summary", second] = segments;
+  if (first === "organizations" && second) {
+    return { name: "organization", tab: "organizations", render: () => organizationView(decodeURIComponent(second)) };
+  }
   if (first === "clusters" && second) {
     return { name: "cluster", tab: "clusters", render: () => clusterView(decodeURIComponent(second)) };
   }

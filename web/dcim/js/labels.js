@@ -29,6 +29,7 @@ export const DRIFT_KINDS = [
   ["DRIFT_KIND_MISSING_SHOOT", "Missing shoot"],
   ["DRIFT_KIND_VERSION_MISMATCH", "Version mismatch"],
   ["DRIFT_KIND_ORGANIZATION_MISMATCH", "Organization mismatch"],
+  ["DRIFT_KIND_UNLABELED_SHOOT", "Unlabeled shoot"],
 ];
 const KIND_LABELS = new Map(DRIFT_KINDS);
 

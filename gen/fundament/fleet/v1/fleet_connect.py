@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, SearchNamespacesRequest, SearchNamespacesResponse
+from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, GetOrganizationRequest, GetOrganizationResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, SearchNamespacesRequest, SearchNamespacesResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -57,15 +57,16 @@ class FleetService(Protocol):
 
     async def list_drift_findings(self, request: ListDriftFindingsRequest, ctx: RequestContext[ListDriftFindingsRequest, ListDriftFindingsResponse], /) -> ListDriftFindingsResponse:
         """
-        ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def get_cluster(self, request: GetClusterRequest, ctx: RequestContext[GetClusterRequest, GetClusterResponse], /) -> GetClusterResponse:
         """
         GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -98,6 +99,14 @@ class FleetService(Protocol):
         last recording in each step; steps without one are left out): fleet-wide from every inventory
         round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
         configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_organization(self, request: GetOrganizationRequest, ctx: RequestContext[GetOrganizationRequest, GetOrganizationResponse], /) -> GetOrganizationResponse:
+        """
+        GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -203,6 +212,17 @@ class FleetServiceASGIApplication(ConnectASGIApplication[FleetService]):
                     ),
                     function=svc.get_fleet_trends,
                 ),
+                "/fundament.fleet.v1.FleetService/GetOrganization": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetOrganization",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=GetOrganizationRequest,
+                        output=GetOrganizationResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_organization,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -305,8 +325,8 @@ class FleetServiceClient(ConnectClient):
         use_get: bool = False,
     ) -> ListDriftFindingsResponse:
         """
-        ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         return await self.execute_unary(
             request=request,
@@ -332,7 +352,8 @@ class FleetServiceClient(ConnectClient):
     ) -> GetClusterResponse:
         """
         GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         return await self.execute_unary(
             request=request,
@@ -456,6 +477,33 @@ class FleetServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
             use_get=use_get,
         )
+    async def get_organization(
+        self,
+        request: GetOrganizationRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetOrganizationResponse:
+        """
+        GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetOrganization",
+                service_name="fundament.fleet.v1.FleetService",
+                input=GetOrganizationRequest,
+                output=GetOrganizationResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
 
 class FleetServiceSync(Protocol):
     """
@@ -477,15 +525,16 @@ class FleetServiceSync(Protocol):
 
     def list_drift_findings(self, request: ListDriftFindingsRequest, ctx: RequestContext[ListDriftFindingsRequest, ListDriftFindingsResponse], /) -> ListDriftFindingsResponse:
         """
-        ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     def get_cluster(self, request: GetClusterRequest, ctx: RequestContext[GetClusterRequest, GetClusterResponse], /) -> GetClusterResponse:
         """
         GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -518,6 +567,14 @@ class FleetServiceSync(Protocol):
         last recording in each step; steps without one are left out): fleet-wide from every inventory
         round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
         configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_organization(self, request: GetOrganizationRequest, ctx: RequestContext[GetOrganizationRequest, GetOrganizationResponse], /) -> GetOrganizationResponse:
+        """
+        GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -621,6 +678,17 @@ class FleetServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.get_fleet_trends,
                 ),
+                "/fundament.fleet.v1.FleetService/GetOrganization": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetOrganization",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=GetOrganizationRequest,
+                        output=GetOrganizationResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_organization,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -723,8 +791,8 @@ class FleetServiceClientSync(ConnectClientSync):
         use_get: bool = False,
     ) -> ListDriftFindingsResponse:
         """
-        ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         return self.execute_unary(
             request=request,
@@ -750,7 +818,8 @@ class FleetServiceClientSync(ConnectClientSync):
     ) -> GetClusterResponse:
         """
         GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         return self.execute_unary(
             request=request,
@@ -867,6 +936,33 @@ class FleetServiceClientSync(ConnectClientSync):
                 service_name="fundament.fleet.v1.FleetService",
                 input=GetFleetTrendsRequest,
                 output=GetFleetTrendsResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def get_organization(
+        self,
+        request: GetOrganizationRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> GetOrganizationResponse:
+        """
+        GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetOrganization",
+                service_name="fundament.fleet.v1.FleetService",
+                input=GetOrganizationRequest,
+                output=GetOrganizationResponse,
                 idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),

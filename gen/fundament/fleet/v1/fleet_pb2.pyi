@@ -34,6 +34,7 @@ class DriftKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DRIFT_KIND_MISSING_SHOOT: _ClassVar[DriftKind]
     DRIFT_KIND_VERSION_MISMATCH: _ClassVar[DriftKind]
     DRIFT_KIND_ORGANIZATION_MISMATCH: _ClassVar[DriftKind]
+    DRIFT_KIND_UNLABELED_SHOOT: _ClassVar[DriftKind]
 
 class OrganizationOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -69,6 +70,7 @@ DRIFT_KIND_SHOOT_OF_DELETED_CLUSTER: DriftKind
 DRIFT_KIND_MISSING_SHOOT: DriftKind
 DRIFT_KIND_VERSION_MISMATCH: DriftKind
 DRIFT_KIND_ORGANIZATION_MISMATCH: DriftKind
+DRIFT_KIND_UNLABELED_SHOOT: DriftKind
 ORGANIZATION_ORDER_UNSPECIFIED: OrganizationOrder
 ORGANIZATION_ORDER_NAME: OrganizationOrder
 ORGANIZATION_ORDER_ALIAS: OrganizationOrder
@@ -224,18 +226,20 @@ class ClusterSnapshot(_message.Message):
     def __init__(self, observed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., age_seconds: _Optional[int] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., allocatable_pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., last_error: _Optional[str] = ..., last_error_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListDriftFindingsRequest(_message.Message):
-    __slots__ = ("page_size", "page_token", "kind", "organization_id", "cluster_id")
+    __slots__ = ("page_size", "page_token", "kind", "organization_id", "cluster_id", "include_resolved")
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_RESOLVED_FIELD_NUMBER: _ClassVar[int]
     page_size: int
     page_token: str
     kind: DriftKind
     organization_id: str
     cluster_id: str
-    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., kind: _Optional[_Union[DriftKind, str]] = ..., organization_id: _Optional[str] = ..., cluster_id: _Optional[str] = ...) -> None: ...
+    include_resolved: bool
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., kind: _Optional[_Union[DriftKind, str]] = ..., organization_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., include_resolved: _Optional[bool] = ...) -> None: ...
 
 class ListDriftFindingsResponse(_message.Message):
     __slots__ = ("findings", "next_page_token")
@@ -246,7 +250,7 @@ class ListDriftFindingsResponse(_message.Message):
     def __init__(self, findings: _Optional[_Iterable[_Union[DriftFinding, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class DriftFinding(_message.Message):
-    __slots__ = ("id", "kind", "subject", "cluster_id", "cluster_name", "organization_id", "organization_name", "shoot_uid", "shoot_name", "shoot_namespace", "details", "first_detected", "last_detected")
+    __slots__ = ("id", "kind", "subject", "cluster_id", "cluster_name", "organization_id", "organization_name", "shoot_uid", "shoot_name", "shoot_namespace", "details", "first_detected", "last_detected", "resolved")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     SUBJECT_FIELD_NUMBER: _ClassVar[int]
@@ -260,6 +264,7 @@ class DriftFinding(_message.Message):
     DETAILS_FIELD_NUMBER: _ClassVar[int]
     FIRST_DETECTED_FIELD_NUMBER: _ClassVar[int]
     LAST_DETECTED_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_FIELD_NUMBER: _ClassVar[int]
     id: str
     kind: DriftKind
     subject: str
@@ -273,16 +278,19 @@ class DriftFinding(_message.Message):
     details: _struct_pb2.Struct
     first_detected: _timestamp_pb2.Timestamp
     last_detected: _timestamp_pb2.Timestamp
-    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[DriftKind, str]] = ..., subject: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_id: _Optional[str] = ..., organization_name: _Optional[str] = ..., shoot_uid: _Optional[str] = ..., shoot_name: _Optional[str] = ..., shoot_namespace: _Optional[str] = ..., details: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., first_detected: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_detected: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    resolved: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., kind: _Optional[_Union[DriftKind, str]] = ..., subject: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_id: _Optional[str] = ..., organization_name: _Optional[str] = ..., shoot_uid: _Optional[str] = ..., shoot_name: _Optional[str] = ..., shoot_namespace: _Optional[str] = ..., details: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., first_detected: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_detected: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetClusterRequest(_message.Message):
-    __slots__ = ("id",)
+    __slots__ = ("id", "include_resolved")
     ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_RESOLVED_FIELD_NUMBER: _ClassVar[int]
     id: str
-    def __init__(self, id: _Optional[str] = ...) -> None: ...
+    include_resolved: bool
+    def __init__(self, id: _Optional[str] = ..., include_resolved: _Optional[bool] = ...) -> None: ...
 
 class GetClusterResponse(_message.Message):
-    __slots__ = ("cluster", "node_pools", "projects", "namespaces", "open_findings", "ledger", "sync")
+    __slots__ = ("cluster", "node_pools", "projects", "namespaces", "open_findings", "ledger", "sync", "resolved_findings", "resolved_findings_truncated")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     NODE_POOLS_FIELD_NUMBER: _ClassVar[int]
     PROJECTS_FIELD_NUMBER: _ClassVar[int]
@@ -290,6 +298,8 @@ class GetClusterResponse(_message.Message):
     OPEN_FINDINGS_FIELD_NUMBER: _ClassVar[int]
     LEDGER_FIELD_NUMBER: _ClassVar[int]
     SYNC_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_FINDINGS_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_FINDINGS_TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     cluster: ClusterSummary
     node_pools: _containers.RepeatedCompositeFieldContainer[NodePool]
     projects: _containers.RepeatedCompositeFieldContainer[Project]
@@ -297,7 +307,9 @@ class GetClusterResponse(_message.Message):
     open_findings: _containers.RepeatedCompositeFieldContainer[DriftFinding]
     ledger: _containers.RepeatedCompositeFieldContainer[LedgerCount]
     sync: SyncState
-    def __init__(self, cluster: _Optional[_Union[ClusterSummary, _Mapping]] = ..., node_pools: _Optional[_Iterable[_Union[NodePool, _Mapping]]] = ..., projects: _Optional[_Iterable[_Union[Project, _Mapping]]] = ..., namespaces: _Optional[_Iterable[_Union[Namespace, _Mapping]]] = ..., open_findings: _Optional[_Iterable[_Union[DriftFinding, _Mapping]]] = ..., ledger: _Optional[_Iterable[_Union[LedgerCount, _Mapping]]] = ..., sync: _Optional[_Union[SyncState, _Mapping]] = ...) -> None: ...
+    resolved_findings: _containers.RepeatedCompositeFieldContainer[DriftFinding]
+    resolved_findings_truncated: bool
+    def __init__(self, cluster: _Optional[_Union[ClusterSummary, _Mapping]] = ..., node_pools: _Optional[_Iterable[_Union[NodePool, _Mapping]]] = ..., projects: _Optional[_Iterable[_Union[Project, _Mapping]]] = ..., namespaces: _Optional[_Iterable[_Union[Namespace, _Mapping]]] = ..., open_findings: _Optional[_Iterable[_Union[DriftFinding, _Mapping]]] = ..., ledger: _Optional[_Iterable[_Union[LedgerCount, _Mapping]]] = ..., sync: _Optional[_Union[SyncState, _Mapping]] = ..., resolved_findings: _Optional[_Iterable[_Union[DriftFinding, _Mapping]]] = ..., resolved_findings_truncated: _Optional[bool] = ...) -> None: ...
 
 class NodePool(_message.Message):
     __slots__ = ("id", "name", "machine_type", "autoscale_min", "autoscale_max", "snapshot")
@@ -462,6 +474,36 @@ class LoopFreshness(_message.Message):
     interval_seconds: int
     age_seconds: int
     def __init__(self, loop: _Optional[str] = ..., last_completed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., interval_seconds: _Optional[int] = ..., age_seconds: _Optional[int] = ...) -> None: ...
+
+class GetOrganizationRequest(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    def __init__(self, id: _Optional[str] = ...) -> None: ...
+
+class GetOrganizationResponse(_message.Message):
+    __slots__ = ("organization", "listing_changes")
+    ORGANIZATION_FIELD_NUMBER: _ClassVar[int]
+    LISTING_CHANGES_FIELD_NUMBER: _ClassVar[int]
+    organization: OrganizationSummary
+    listing_changes: _containers.RepeatedCompositeFieldContainer[ListingChange]
+    def __init__(self, organization: _Optional[_Union[OrganizationSummary, _Mapping]] = ..., listing_changes: _Optional[_Iterable[_Union[ListingChange, _Mapping]]] = ...) -> None: ...
+
+class ListingChange(_message.Message):
+    __slots__ = ("id", "listed_publicly", "previously_listed", "changed_by", "reason", "changed")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    LISTED_PUBLICLY_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUSLY_LISTED_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_BY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    listed_publicly: bool
+    previously_listed: bool
+    changed_by: str
+    reason: str
+    changed: _timestamp_pb2.Timestamp
+    def __init__(self, id: _Optional[str] = ..., listed_publicly: _Optional[bool] = ..., previously_listed: _Optional[bool] = ..., changed_by: _Optional[str] = ..., reason: _Optional[str] = ..., changed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ListInfrastructureResourcesRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "cluster_id", "resource_type", "billable", "include_destroyed")

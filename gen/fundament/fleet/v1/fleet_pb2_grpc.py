@@ -75,6 +75,11 @@ class FleetServiceStub:
                 request_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsRequest.SerializeToString,
                 response_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsResponse.FromString,
                 _registered_method=True)
+        self.GetOrganization = channel.unary_unary(
+                '/fundament.fleet.v1.FleetService/GetOrganization',
+                request_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationRequest.SerializeToString,
+                response_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationResponse.FromString,
+                _registered_method=True)
 
 
 class FleetServiceServicer:
@@ -98,8 +103,8 @@ class FleetServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListDriftFindings(self, request, context):
-        """ListDriftFindings pages through open drift findings, newest first detected last (ordered by
-        first_detected then id).
+        """ListDriftFindings pages through drift findings, open ones only unless include_resolved is set,
+        newest first detected last (ordered by first_detected then id).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -107,7 +112,8 @@ class FleetServiceServicer:
 
     def GetCluster(self, request, context):
         """GetCluster returns one cluster with all its node pools, projects, namespaces, open findings and
-        ledger counts. Not paged: these are bounded per cluster. Unknown id: NOT_FOUND.
+        ledger counts, and with include_resolved its newest resolved findings. Not paged: these are
+        bounded per cluster. Unknown id: NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -144,6 +150,15 @@ class FleetServiceServicer:
         last recording in each step; steps without one are left out): fleet-wide from every inventory
         round (steps under an hour) or hourly, or one organization's hourly. History is kept for a
         configured time (HISTORY_ROUND_RETENTION, HISTORY_HOUR_RETENTION).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetOrganization(self, request, context):
+        """GetOrganization returns one organization, live or deleted, as the organization list shows it,
+        with the history of its public listing (who changed it, when and why). Unknown id, or the
+        system organization: NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -191,6 +206,11 @@ def add_FleetServiceServicer_to_server(servicer, server):
                     servicer.GetFleetTrends,
                     request_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsRequest.FromString,
                     response_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsResponse.SerializeToString,
+            ),
+            'GetOrganization': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetOrganization,
+                    request_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationRequest.FromString,
+                    response_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -410,6 +430,33 @@ class FleetService:
             '/fundament.fleet.v1.FleetService/GetFleetTrends',
             fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsRequest.SerializeToString,
             fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetFleetTrendsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetOrganization(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fundament.fleet.v1.FleetService/GetOrganization',
+            fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationRequest.SerializeToString,
+            fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationResponse.FromString,
             options,
             channel_credentials,
             insecure,

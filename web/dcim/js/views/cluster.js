@@ -1,5 +1,6 @@
 // One cluster in full (GetCluster): node pools with their snapshots, projects, namespaces with pod
-// counts, open drift findings and ledger counts. Not paged: the API bounds these per cluster.
+// counts, open drift findings, the finding history (resolved findings, newest first) and ledger
+// counts. Not paged: the API bounds these per cluster (the history to its newest 100).
 
 import { h, table } from "/common/dom.js";
 import { formatBytes, formatCount, formatDuration, formatMillicores, timeElement } from "/common/format.js";
@@ -128,9 +129,10 @@ function section(title, id, items, columns, emptyText) {
 }
 
 export async function clusterView(id) {
-  const answer = await fleet("GetCluster", { id });
+  const answer = await fleet("GetCluster", { id, includeResolved: true });
   const c = answer.cluster ?? {};
   const findings = answer.openFindings ?? [];
+  const history = answer.resolvedFindings ?? [];
   return [
     h("p", { class: "breadcrumbs" }, h("a", { href: "#/clusters" }, "Clusters"), " › ", c.name),
     h(
@@ -150,6 +152,25 @@ export async function clusterView(id) {
     section("Projects", "projects", answer.projects ?? [], projectColumns, "No live projects."),
     section("Namespaces", "namespaces", answer.namespaces ?? [], namespaceColumns, "No live namespaces."),
     section("Open drift findings", "cluster-findings", findings, findingColumns(), "No open drift findings."),
+    section(
+      "Finding history",
+      "cluster-history",
+      history,
+      findingColumns({ resolved: true }),
+      "No drift finding about this cluster was ever resolved.",
+    ),
+    answer.resolvedFindingsTruncated
+      ? h("p", { class: "muted", id: "history-truncated" }, "Only the newest 100 resolved findings are shown.")
+      : null,
+    h(
+      "p",
+      {},
+      h(
+        "a",
+        { href: href("/drift", { cluster: c.id, clusterName: c.name, resolved: "1" }), id: "history-link" },
+        "Every finding about this cluster, open and resolved",
+      ),
+    ),
     section(
       "Ledger",
       "ledger-counts",

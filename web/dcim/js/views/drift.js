@@ -1,7 +1,9 @@
-// Drift: open findings of the reconcile loop (ListDriftFindings), by kind, organization or cluster.
+// Drift: findings of the reconcile loop (ListDriftFindings), by kind, organization or cluster; open
+// ones, or with `resolved=1` the whole history (resolved findings are kept, never deleted).
 //
 // Fragment parameters: kind (a DriftKind name), org (UUID, orgName for display), cluster (UUID,
-// clusterName for display). Findings are only as current as reconcile's last pass (see the summary).
+// clusterName for display), resolved (1: include resolved findings). Findings are only as current as
+// reconcile's last pass (see the summary).
 
 import { h } from "/common/dom.js";
 import { timeElement } from "/common/format.js";
@@ -29,8 +31,8 @@ function detailsCell(details) {
   );
 }
 
-export function findingColumns() {
-  return [
+export function findingColumns({ resolved = false } = {}) {
+  const columns = [
     { label: "Kind", cell: (f) => h("span", { class: "kind", dataset: { kind: f.kind ?? "" } }, kindLabel(f.kind)) },
     {
       label: "Cluster",
@@ -50,6 +52,13 @@ export function findingColumns() {
     { label: "First detected", cell: (f) => timeElement(f.firstDetected) },
     { label: "Last detected", cell: (f) => timeElement(f.lastDetected) },
   ];
+  if (resolved) {
+    columns.push({
+      label: "Resolved",
+      cell: (f) => (f.resolved ? timeElement(f.resolved) : h("span", { class: "badge bad" }, "open")),
+    });
+  }
+  return columns;
 }
 
 function filters(params) {
@@ -63,6 +72,10 @@ function filters(params) {
   select.addEventListener("change", () => {
     window.location.hash = href("/drift", { ...current, kind: select.value });
   });
+  const history = h("input", { type: "checkbox", id: "resolved-filter", checked: params.get("resolved") === "1" });
+  history.addEventListener("change", () => {
+    window.location.hash = href("/drift", { ...current, resolved: history.checked ? "1" : "" });
+  });
   return h(
     "form",
     {
@@ -73,6 +86,9 @@ function filters(params) {
     },
     h("label", { for: "kind-filter" }, "Kind "),
     select,
+    " ",
+    history,
+    h("label", { for: "resolved-filter" }, " with resolved findings (history)"),
     " ",
     params.get("org")
       ? chip(
@@ -91,25 +107,31 @@ function filters(params) {
 }
 
 export async function driftView(params) {
+  const resolved = params.get("resolved") === "1";
   const list = await pagedTable({
     id: "findings",
-    caption: "Open drift findings",
+    caption: resolved ? "Drift findings, open and resolved" : "Open drift findings",
     noun: "findings",
-    columns: findingColumns(),
+    columns: findingColumns({ resolved }),
     fetchPage: pager("ListDriftFindings", "findings", {
       kind: params.get("kind") || "DRIFT_KIND_UNSPECIFIED",
       organizationId: params.get("org") ?? "",
       clusterId: params.get("cluster") ?? "",
+      includeResolved: resolved,
     }),
-    emptyText: "No open drift finding matches these filters.",
-    rowAttributes: (f) => ({ dataset: { findingId: f.id ?? "", kind: f.kind ?? "" } }),
+    emptyText: resolved ? "No drift finding matches these filters." : "No open drift finding matches these filters.",
+    rowAttributes: (f) => ({
+      dataset: { findingId: f.id ?? "", kind: f.kind ?? "", resolved: f.resolved ? "yes" : "no" },
+    }),
   });
   return [
     h("h1", {}, "Drift"),
     h(
       "p",
       { class: "lead" },
-      "Disagreements between the database and Gardener that the reconcile loop found and that are still open, oldest first.",
+      resolved
+        ? "Disagreements between the database and Gardener that the reconcile loop found, open or resolved since, oldest first."
+        : "Disagreements between the database and Gardener that the reconcile loop found and that are still open, oldest first.",
     ),
     filters(params),
     list,

@@ -11,7 +11,11 @@ const columns = [
   {
     label: "Organization",
     cell: (org) => [
-      h("span", { class: "primary" }, org.alias || org.name),
+      h(
+        "a",
+        { class: "primary organization-link", href: href(`/organizations/${encodeURIComponent(org.id ?? "")}`) },
+        org.alias || org.name,
+      ),
       h("span", { class: "secondary muted" }, org.name),
     ],
   },
