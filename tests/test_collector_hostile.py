@@ -13,7 +13,6 @@ answered every poll during the round.
 
 from __future__ import annotations
 
-import os
 import resource
 import subprocess
 import sys
@@ -24,10 +23,8 @@ from typing import Any
 
 import httpx
 import pytest
-import yaml
 
 from sim.api.hostile import HOSTILE_CASES
-from tests.fixtures.collector import WORKER_ROLE
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 from tests.test_collector_process import (
@@ -35,6 +32,7 @@ from tests.test_collector_process import (
     WAIT_SECONDS,
     Worker,
     ready_ids,
+    real_worker_env,
     scalar,
     serving_labels,
 )
@@ -133,22 +131,14 @@ def workers() -> Iterator[list[Worker]]:
 
 @pytest.fixture
 def hostile_env(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> dict[str, str]:
-    kubeconfig = tmp_path / "garden.yaml"
-    kubeconfig.write_text(yaml.safe_dump(sim.garden_kubeconfig))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("INVENTORY_", "GARDENER_", "DATABASE_"))}
-    env.update(
-        DATABASE_URL=sim_database.dsn(WORKER_ROLE),
-        WORKER_MODE="inventory",
-        GARDENER_MODE="real",
-        GARDENER_KUBECONFIG=str(kubeconfig),
-        INVENTORY_INTERVAL="3600",
+    return real_worker_env(
+        sim,
+        sim_database,
+        tmp_path,
         INVENTORY_WORKERS="4",
         INVENTORY_TIMEOUT="10",
         INVENTORY_LEDGER_MAX_PER_TYPE=str(LEDGER_CAP),
-        HEALTH_PORT="0",
-        LOG_LEVEL="info",
     )
-    return env
 
 
 def run_collect(env: dict[str, str], cluster_ids: list[str]) -> None:

@@ -88,25 +88,31 @@ class Worker:
             self.process.stderr.close()
 
 
-@pytest.fixture
-def worker_env(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> dict[str, str]:
+def real_worker_env(sim: SimUnderTest, database: TestDatabase, tmp_path: Path, **settings: str) -> dict[str, str]:
+    """The environment of an inventory worker against fleet-sim's garden (GARDENER_MODE=real), one
+    round an hour on a free health port; `settings` add to or override it."""
     kubeconfig = tmp_path / "garden.yaml"
     kubeconfig.write_text(yaml.safe_dump(sim.garden_kubeconfig))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("INVENTORY_", "GARDENER_", "DATABASE_"))}
     env.update(
-        DATABASE_URL=sim_database.dsn(WORKER_ROLE),
+        DATABASE_URL=database.dsn(WORKER_ROLE),
         WORKER_MODE="inventory",
         GARDENER_MODE="real",
         GARDENER_KUBECONFIG=str(kubeconfig),
         INVENTORY_INTERVAL="3600",
-        INVENTORY_WORKERS="2",
-        # A third of the fleet keeps each round short (and runs the sharding of a real process).
-        INVENTORY_SHARD="0/3",
-        INVENTORY_TIMEOUT="20",
         HEALTH_PORT="0",
         LOG_LEVEL="info",
     )
+    env.update(settings)
     return env
+
+
+@pytest.fixture
+def worker_env(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> dict[str, str]:
+    # A third of the fleet keeps each round short (and runs the sharding of a real process).
+    return real_worker_env(
+        sim, sim_database, tmp_path, INVENTORY_WORKERS="2", INVENTORY_SHARD="0/3", INVENTORY_TIMEOUT="20"
+    )
 
 
 @pytest.fixture
