@@ -157,18 +157,24 @@ def _settings(target: str, secret: str, **extra: str) -> FleetSettings:
     )
 
 
-async def run(target: str, rounds: int, deep_page: int = 500) -> dict[str, float]:
-    secret = secrets.token_urlsafe(48)
-    served_settings = _settings(target, secret)
-    uncached_settings = _settings(target, secret, SUMMARY_CACHE_SECONDS="0")
+def staff_caller(secret: str) -> tuple[DcimTokenRules, tuple[tuple[str, str], ...], ServerSide]:
+    """Token rules of `secret`, the gRPC metadata of a staff token (an hour), and the handler that
+    collects the serving stack's per-call durations (the server side of every figure)."""
     rules = DcimTokenRules(secret.encode())
     token = mint_token(rules, subject=uuid.uuid4(), ttl=timedelta(hours=1), now=datetime.now(UTC))
-    metadata = (("authorization", f"Bearer {token}"),)
     log = ServerSide()
     serving = logging.getLogger("services.common.serving")
     serving.setLevel(logging.INFO)
     serving.addHandler(log)
     serving.propagate = False
+    return rules, (("authorization", f"Bearer {token}"),), log
+
+
+async def run(target: str, rounds: int, deep_page: int = 500) -> dict[str, float]:
+    secret = secrets.token_urlsafe(48)
+    served_settings = _settings(target, secret)
+    uncached_settings = _settings(target, secret, SUMMARY_CACHE_SECONDS="0")
+    rules, metadata, log = staff_caller(secret)
     async with (
         running_fleet_api(served_settings, rules=rules) as served,
         running_fleet_api(uncached_settings, rules=rules) as uncached,

@@ -22,11 +22,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
 import secrets
 import statistics
 import sys
-import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -38,10 +36,9 @@ from fundament.fleet.v1 import fleet_pb2
 from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 
 from bench.common import kept_postgres
-from bench.fleet_api import ServerSide, _settings, measured, prepare_world
+from bench.fleet_api import _settings, measured, prepare_world, staff_caller
 from bench.overview_function import SCALE
 from collector.inventory import history_store
-from services.common.auth import DcimTokenRules, mint_token
 from services.fleet.app import running_fleet_api
 
 MATRIX_TARGET = 2.0
@@ -137,14 +134,7 @@ async def fill_history(target: str, at: datetime) -> tuple[str, float]:
 async def run(target: str, rounds: int, depth: int) -> dict[str, float]:
     secret = secrets.token_urlsafe(48)
     settings = _settings(target, secret)
-    rules = DcimTokenRules(secret.encode())
-    token = mint_token(rules, subject=uuid.uuid4(), ttl=timedelta(hours=1), now=datetime.now(UTC))
-    metadata = (("authorization", f"Bearer {token}"),)
-    log = ServerSide()
-    serving = logging.getLogger("services.common.serving")
-    serving.setLevel(logging.INFO)
-    serving.addHandler(log)
-    serving.propagate = False
+    rules, metadata, log = staff_caller(secret)
     unique_cluster, namespace = _rare_names(target)
     now = datetime.now(UTC)
     organization_id, bytes_per_day = await fill_history(target, now)
