@@ -29,7 +29,7 @@ from collector.inventory.sources import Discovered, LedgerSource, SourceResult
 from collector.kube.credential import Credential
 from collector.kube.errors import BadResponse
 from collector.kube.garden import ShootRef
-from common.database import Query, load_queries
+from common.database import load_queries
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
 from common.naming import garden_namespace, shoot_name, worker_name
 
@@ -44,10 +44,6 @@ MOCK_NODE_BYTES = 16 * 1024**3
 
 # Mock shoot uids are derived from the cluster id in this namespace, so they are stable across passes.
 _MOCK_NAMESPACE = uuid.UUID("7d5f2c1e-0b8a-4c3e-9a61-2f4e8b6d1c90")
-
-
-def _q(name: str) -> Query:
-    return _QUERIES[name]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,21 +74,21 @@ class MockNamespaceRow:
 async def mock_shoots(conn: Conn) -> list[MockShootRow]:
     """Every live cluster of a live tenant organization, as the mock garden describes it."""
     async with conn.cursor(row_factory=class_row(MockShootRow)) as cur:
-        await cur.execute(_q("mock_shoots").sql)
+        await cur.execute(_QUERIES["mock_shoots"].sql)
         return await cur.fetchall()
 
 
 async def mock_node_pools(conn: Conn, cluster_id: UUID) -> list[MockPoolRow]:
     """The cluster's live node pools with their autoscaler minimum."""
     async with conn.cursor(row_factory=class_row(MockPoolRow)) as cur:
-        await cur.execute(_q("mock_node_pools").sql, {"cluster_id": cluster_id})
+        await cur.execute(_QUERIES["mock_node_pools"].sql, {"cluster_id": cluster_id})
         return await cur.fetchall()
 
 
 async def live_namespaces(conn: Conn, cluster_id: UUID) -> list[MockNamespaceRow]:
     """The cluster's live namespaces of live projects."""
     async with conn.cursor(row_factory=class_row(MockNamespaceRow)) as cur:
-        await cur.execute(_q("live_namespaces").sql, {"cluster_id": cluster_id})
+        await cur.execute(_QUERIES["live_namespaces"].sql, {"cluster_id": cluster_id})
         return await cur.fetchall()
 
 

@@ -25,7 +25,7 @@ from psycopg.types.json import Jsonb
 from collector.inventory.ledger import ActiveRow, LedgerCounts, LedgerPlan, TypeCounts, listed_types, plan
 from collector.inventory.pools import map_pools
 from collector.inventory.reading import ClusterRow, Reading
-from common.database import Query, load_queries
+from common.database import load_queries
 
 logger = logging.getLogger(__name__)
 
@@ -35,10 +35,6 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.Error, OSError)
 """What a store call raises when the database fails (the loop records them as reason `database`)."""
 
 Conn = psycopg.AsyncConnection[Any]
-
-
-def _q(name: str) -> Query:
-    return _QUERIES[name]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +61,14 @@ class NamedRow:
 async def ready_clusters(conn: Conn) -> list[ClusterRow]:
     """Every ready cluster, the longest-waiting first."""
     async with conn.cursor(row_factory=class_row(ClusterRow)) as cur:
-        await cur.execute(_q("ready_clusters").sql)
+        await cur.execute(_QUERIES["ready_clusters"].sql)
         return await cur.fetchall()
 
 
 async def find_clusters(conn: Conn, ref: str) -> list[FoundCluster]:
     """Live tenant clusters whose id, name or `organization/name` is `ref`."""
     async with conn.cursor(row_factory=class_row(FoundCluster)) as cur:
-        await cur.execute(_q("find_clusters").sql, {"ref": ref.strip()})
+        await cur.execute(_QUERIES["find_clusters"].sql, {"ref": ref.strip()})
         return await cur.fetchall()
 
 
@@ -100,7 +96,9 @@ class Layout:
 async def cluster_layout(conn: Conn, cluster_id: UUID, resource_types: Sequence[str]) -> Layout:
     """The cluster's live node pools and namespaces and its active ledger rows of the given types (one query)."""
     async with conn.cursor(row_factory=class_row(LayoutRow)) as cur:
-        await cur.execute(_q("cluster_layout").sql, {"cluster_id": cluster_id, "resource_types": list(resource_types)})
+        await cur.execute(
+            _QUERIES["cluster_layout"].sql, {"cluster_id": cluster_id, "resource_types": list(resource_types)}
+        )
         rows = await cur.fetchall()
     layout = Layout([], [], [])
     for row in rows:
@@ -125,7 +123,7 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
     changes = plan(reading.ledger, layout.active)
     async with conn.pipeline():
         await conn.execute(
-            _q("store_cluster_snapshot").sql,
+            _QUERIES["store_cluster_snapshot"].sql,
             {
                 "cluster_id": cluster_id,
                 "observed": observed,
@@ -146,7 +144,7 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
             )
         if pools.counts:
             await conn.execute(
-                _q("store_node_pool_snapshots").sql,
+                _QUERIES["store_node_pool_snapshots"].sql,
                 {
                     "cluster_id": cluster_id,
                     "observed": observed,
@@ -158,7 +156,7 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
         if layout.namespaces:
             # A namespace the cluster does not have (yet) runs no pods: that is an observation too.
             await conn.execute(
-                _q("store_namespace_snapshots").sql,
+                _QUERIES["store_namespace_snapshots"].sql,
                 {
                     "cluster_id": cluster_id,
                     "observed": observed,
@@ -215,7 +213,7 @@ async def _write_ledger(conn: Conn, cluster_id: UUID, changes: LedgerPlan, obser
     if changes.create:
         created = conn.cursor(row_factory=tuple_row)
         await created.execute(
-            _q("create_resources").sql,
+            _QUERIES["create_resources"].sql,
             {
                 "cluster_id": cluster_id,
                 "observed": observed,
@@ -228,10 +226,10 @@ async def _write_ledger(conn: Conn, cluster_id: UUID, changes: LedgerPlan, obser
         )
     if changes.destroy:
         destroyed = conn.cursor(row_factory=tuple_row)
-        await destroyed.execute(_q("destroy_resources").sql, {"ids": list(changes.destroy), "observed": observed})
+        await destroyed.execute(_QUERIES["destroy_resources"].sql, {"ids": list(changes.destroy), "observed": observed})
     if changes.change_id:
         await conn.execute(
-            _q("change_resource_ids").sql,
+            _QUERIES["change_resource_ids"].sql,
             {
                 "ids": [row_id for row_id, _ in changes.change_id],
                 "resource_ids": [resource_id for _, resource_id in changes.change_id],
@@ -239,17 +237,18 @@ async def _write_ledger(conn: Conn, cluster_id: UUID, changes: LedgerPlan, obser
             },
         )
     if changes.touch:
-        await conn.execute(_q("touch_resources").sql, {"ids": list(changes.touch), "observed": observed})
+        await conn.execute(_QUERIES["touch_resources"].sql, {"ids": list(changes.touch), "observed": observed})
     return _PendingLedger(changes, created, destroyed)
 
 
 async def record_failure(conn: Conn, cluster_id: UUID, *, error: str, at: datetime) -> None:
     """Record why the latest collection failed; the last good numbers and `observed` stay."""
-    await conn.execute(_q("record_failure").sql, {"cluster_id": cluster_id, "error": error, "at": at})
+    await conn.execute(_QUERIES["record_failure"].sql, {"cluster_id": cluster_id, "error": error, "at": at})
 
 
 async def record_heartbeat(conn: Conn, *, at: datetime, interval_seconds: int, details: Mapping[str, object]) -> None:
     """Record that the inventory loop queued a round now, and its interval."""
     await conn.execute(
-        _q("record_heartbeat").sql, {"at": at, "interval_seconds": interval_seconds, "details": Jsonb(dict(details))}
+        _QUERIES["record_heartbeat"].sql,
+        {"at": at, "interval_seconds": interval_seconds, "details": Jsonb(dict(details))},
     )

@@ -28,10 +28,6 @@ from common.database import Query, load_queries
 _QUERIES = load_queries(Path(__file__).with_name("store.sql"))
 
 
-def _q(name: str) -> Query:
-    return _QUERIES[name]
-
-
 @dataclass(frozen=True, slots=True)
 class ShootChanges:
     """What storing one listing did to the mirror."""
@@ -65,15 +61,15 @@ async def _per_kind(conn: psycopg.AsyncConnection[Any], query: Query, params: Ma
 
 async def lock_pass(conn: psycopg.AsyncConnection[Any]) -> None:
     """Wait until no other pass holds the reconcile lock; it is released when the transaction ends."""
-    cur = await conn.execute(_q("lock_pass").sql)
+    cur = await conn.execute(_QUERIES["lock_pass"].sql)
     if await cur.fetchone() is None:
         raise RuntimeError("tenant.worker_locks has no 'reconcile' row: run fleet db migrate")
 
 
 async def stage_shoots(conn: psycopg.AsyncConnection[Any], shoots: Iterable[ShootObservation]) -> None:
     """Copy the listed shoots into this transaction's temporary table."""
-    await conn.execute(_q("create_listed_stage").sql)
-    async with conn.cursor() as cur, cur.copy(_q("copy_listed").sql) as copy:
+    await conn.execute(_QUERIES["create_listed_stage"].sql)
+    async with conn.cursor() as cur, cur.copy(_QUERIES["copy_listed"].sql) as copy:
         for s in shoots:
             await copy.write_row(
                 (
@@ -89,13 +85,13 @@ async def stage_shoots(conn: psycopg.AsyncConnection[Any], shoots: Iterable[Shoo
                     s.created,
                 )
             )
-    await conn.execute(_q("analyze_listed").sql)
+    await conn.execute(_QUERIES["analyze_listed"].sql)
 
 
 async def read_clusters(conn: psycopg.AsyncConnection[Any]) -> dict[UUID, ClusterFacts]:
     """Every live cluster and every deleted one a staged shoot names, by id (call after `stage_shoots`)."""
     async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(_q("read_clusters").sql)
+        await cur.execute(_QUERIES["read_clusters"].sql)
         rows = await cur.fetchall()
     return {row[0]: ClusterFacts(*row) for row in rows}
 
@@ -103,7 +99,7 @@ async def read_clusters(conn: psycopg.AsyncConnection[Any]) -> dict[UUID, Cluste
 async def read_garden_organizations(conn: psycopg.AsyncConnection[Any]) -> list[OrganizationFacts]:
     """Every live, non-system organization (whose garden project may hold unlabeled shoots)."""
     async with conn.cursor(row_factory=tuple_row) as cur:
-        await cur.execute(_q("read_garden_organizations").sql)
+        await cur.execute(_QUERIES["read_garden_organizations"].sql)
         rows = await cur.fetchall()
     return [OrganizationFacts(id=row[0], name=row[1]) for row in rows]
 
@@ -111,16 +107,16 @@ async def read_garden_organizations(conn: psycopg.AsyncConnection[Any]) -> list[
 async def store_shoots(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> ShootChanges:
     """Mirror the staged listing into tenant.gardener_shoots: refresh, insert, soft-delete the rest."""
     params = {"now": now}
-    refreshed = await _scalar(conn, _q("refresh_known_shoots"), params)
-    new = await _scalar(conn, _q("insert_new_shoots"), params)
-    gone = await _scalar(conn, _q("soft_delete_unlisted_shoots"), params)
+    refreshed = await _scalar(conn, _QUERIES["refresh_known_shoots"], params)
+    new = await _scalar(conn, _QUERIES["insert_new_shoots"], params)
+    gone = await _scalar(conn, _QUERIES["soft_delete_unlisted_shoots"], params)
     return ShootChanges(new=new, refreshed=refreshed, gone=gone)
 
 
 async def close_ledger_of_gone_clusters(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> dict[str, int]:
     """Destroy the active ledger rows of deleted clusters (or of deleted organizations) whose shoot the
     staged listing no longer has; rows closed per reason (call after `stage_shoots`)."""
-    return await _per_kind(conn, _q("close_ledger_of_gone_clusters"), {"now": now})
+    return await _per_kind(conn, _QUERIES["close_ledger_of_gone_clusters"], {"now": now})
 
 
 def _details_json(details: Mapping[str, JsonValue]) -> str:
@@ -131,16 +127,16 @@ async def store_findings(
     conn: psycopg.AsyncConnection[Any], findings: Sequence[Finding], *, now: datetime
 ) -> FindingChanges:
     """Resolve what is no longer seen, move what is seen again, open what is new (call after `store_shoots`)."""
-    await conn.execute(_q("create_findings_stage").sql)
-    async with conn.cursor() as cur, cur.copy(_q("copy_findings").sql) as copy:
+    await conn.execute(_QUERIES["create_findings_stage"].sql)
+    async with conn.cursor() as cur, cur.copy(_QUERIES["copy_findings"].sql) as copy:
         for f in findings:
             await copy.write_row(
                 (f.kind, f.subject, f.cluster_id, f.shoot_uid, f.organization_id, _details_json(f.details))
             )
     params = {"now": now}
-    resolved = await _per_kind(conn, _q("resolve_unseen_findings"), params)
-    still_open = await _per_kind(conn, _q("move_seen_findings"), params)
-    opened = await _per_kind(conn, _q("open_new_findings"), params)
+    resolved = await _per_kind(conn, _QUERIES["resolve_unseen_findings"], params)
+    still_open = await _per_kind(conn, _QUERIES["move_seen_findings"], params)
+    opened = await _per_kind(conn, _QUERIES["open_new_findings"], params)
     return FindingChanges(opened=opened, still_open=still_open, resolved=resolved)
 
 
@@ -149,11 +145,11 @@ async def record_heartbeat(
 ) -> None:
     """Record that reconcile completed a pass now, and at what interval it runs."""
     await conn.execute(
-        _q("record_heartbeat").sql,
+        _QUERIES["record_heartbeat"].sql,
         {"now": now, "interval_seconds": interval_seconds, "details": Jsonb(dict(details))},
     )
 
 
 async def count_open_findings(conn: psycopg.AsyncConnection[Any]) -> Counter[str]:
     """Open findings per kind."""
-    return Counter(await _per_kind(conn, _q("count_open_findings"), {}))
+    return Counter(await _per_kind(conn, _QUERIES["count_open_findings"], {}))
