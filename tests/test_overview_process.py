@@ -40,8 +40,9 @@ def environment(dsn: str, **extra: str) -> dict[str, str]:
         ("READ_TIMEOUT", "0", "at least 0.05"),
         ("CONSOLE_ORIGINS", "*", "is not an origin"),
         ("LOG_LEVEL", "loud", "expected one of"),
+        ("MALLOC_ARENA_MAX", "0", "at least 1"),
     ],
-    ids=["ttl-above-a-minute", "ttl-not-a-number", "no-read-deadline", "wildcard-origin", "bad-log-level"],
+    ids=["ttl-above-a-minute", "ttl-not-a-number", "no-read-deadline", "wildcard-origin", "bad-log-level", "no-arena"],
 )
 async def test_unusable_configuration_exits_2_naming_the_variable(variable: str, value: str, complaint: str) -> None:
     rc, stderr = await run_to_exit(SCRIPT, environment("postgresql://nobody@127.0.0.1:1/none", **{variable: value}))
