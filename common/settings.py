@@ -183,7 +183,7 @@ class HttpSettings:
     shutdown_grace_seconds: float = 5.0
     """SHUTDOWN_GRACE: seconds in-flight calls get after SIGTERM."""
     limits: HttpLimits = field(default_factory=HttpLimits)
-    """HTTP_HEAD_TIMEOUT, HTTP_IDLE_TIMEOUT, HTTP_MAX_CONNECTIONS: what the HTTP port allows a client."""
+    """HTTP_HEAD_TIMEOUT, HTTP_BODY_TIMEOUT, HTTP_IDLE_TIMEOUT, HTTP_MAX_CONNECTIONS: what HTTP allows a client."""
     grpc_limits: GrpcLimits = field(default_factory=GrpcLimits)
     """GRPC_MAX_CONCURRENT_STREAMS, GRPC_MAX_CONCURRENT_RPCS, GRPC_MAX_CONNECTION_IDLE, GRPC_MAX_CONNECTION_AGE."""
 
@@ -200,6 +200,7 @@ class HttpSettings:
             shutdown_grace_seconds=env_float(env, "SHUTDOWN_GRACE", 5.0, minimum=0),
             limits=HttpLimits(
                 head_timeout_seconds=env_float(env, "HTTP_HEAD_TIMEOUT", http.head_timeout_seconds, minimum=0.1),
+                body_timeout_seconds=env_float(env, "HTTP_BODY_TIMEOUT", http.body_timeout_seconds, minimum=0.1),
                 idle_timeout_seconds=env_int(env, "HTTP_IDLE_TIMEOUT", http.idle_timeout_seconds, minimum=1),
                 max_connections=env_int(env, "HTTP_MAX_CONNECTIONS", http.max_connections, minimum=2),
             ),

@@ -1,7 +1,8 @@
 """The bounds of both ports against a real server over real sockets, each with its control case.
 
 HTTP/1.1: a request head must be complete within HTTP_HEAD_TIMEOUT (a slowloris client that
-trickles a header byte at a time is answered 408 and cut off), an idle keep-alive connection is
+trickles a header byte at a time is answered 408 and cut off) and its body within HTTP_BODY_TIMEOUT
+(likewise for a body trickled a byte at a time), an idle keep-alive connection is
 closed after HTTP_IDLE_TIMEOUT, and requests beyond HTTP_MAX_CONNECTIONS are answered 503. gRPC:
 the server announces GRPC_MAX_CONCURRENT_STREAMS in its HTTP/2 SETTINGS and answers calls beyond
 GRPC_MAX_CONCURRENT_RPCS with RESOURCE_EXHAUSTED.
@@ -38,6 +39,7 @@ from services.common.serving.request_stack import ConnectStackInterceptor, Reque
 from tests.test_serving import PATH, SERVICE, ProbeService
 
 HEAD_TIMEOUT = 0.5
+BODY_TIMEOUT = 0.5
 IDLE_TIMEOUT = 1
 MAX_CONNECTIONS = 4
 # How long a test waits for something the server must do well within it.
@@ -51,7 +53,10 @@ SETTINGS = HttpSettings(
     grpc_port=0,
     origins=(),
     limits=HttpLimits(
-        head_timeout_seconds=HEAD_TIMEOUT, idle_timeout_seconds=IDLE_TIMEOUT, max_connections=MAX_CONNECTIONS
+        head_timeout_seconds=HEAD_TIMEOUT,
+        body_timeout_seconds=BODY_TIMEOUT,
+        idle_timeout_seconds=IDLE_TIMEOUT,
+        max_connections=MAX_CONNECTIONS,
     ),
     grpc_limits=GrpcLimits(max_concurrent_streams=7, max_concurrent_rpcs=2),
 )
@@ -82,7 +87,11 @@ async def server() -> AsyncIterator[ApiServer]:
 
 
 def closed_by_head_timeout() -> float:
-    return REGISTRY.get_sample_value("fleet_http_connections_closed_total", {"reason": "head_timeout"}) or 0.0
+    return closed_by("head_timeout")
+
+
+def closed_by(reason: str) -> float:
+    return REGISTRY.get_sample_value("fleet_http_connections_closed_total", {"reason": reason}) or 0.0
 
 
 async def read_until_closed(reader: asyncio.StreamReader) -> bytes:
@@ -108,6 +117,48 @@ async def test_a_client_that_never_finishes_its_head_is_cut_off(server: ApiServe
     assert sent < PATIENCE * 10
     assert closed_by_head_timeout() == before + 1
     writer.close()
+
+
+async def test_a_client_that_never_finishes_its_body_is_answered_408_and_cut_off(server: ApiServer) -> None:
+    before = closed_by("body_timeout")
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
+    head = f"POST {PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 4096\r\n\r\n"
+    writer.write(head.encode())
+    received = b""
+    sent = 0
+    # One body byte per tenth of a second, the head long complete, for up to PATIENCE.
+    while not reader.at_eof() and sent < PATIENCE * 10:
+        try:
+            writer.write(b" ")
+            await writer.drain()
+        except ConnectionError:
+            break
+        sent += 1
+        with contextlib.suppress(TimeoutError):
+            received += await asyncio.wait_for(reader.read(1 << 16), timeout=0.1)
+    assert reader.at_eof() or writer.is_closing(), "the server never cut the slow body off"
+    assert sent < PATIENCE * 10
+    assert received.startswith(b"HTTP/1.1 408 ")
+    assert closed_by("body_timeout") == before + 1
+    writer.close()
+
+
+async def test_a_body_sent_in_time_is_served() -> None:
+    """The control: a body sent in two parts, both well within the body timeout, is answered."""
+    async with serving(ProbeService()) as running:
+        reader, writer = await asyncio.open_connection("127.0.0.1", running.http_port)
+        body = b"{}"
+        head = (
+            f"POST {PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+            f"content-type: application/json\r\ncontent-length: {len(body)}\r\n\r\n"
+        )
+        writer.write(head.encode() + body[:1])
+        await writer.drain()
+        await asyncio.sleep(BODY_TIMEOUT / 5)
+        writer.write(body[1:])
+        answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=PATIENCE)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer
+        writer.close()
 
 
 async def test_the_answer_to_a_head_too_slow_is_408(server: ApiServer) -> None:
