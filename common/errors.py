@@ -13,3 +13,7 @@ class SchemaTooOld(RuntimeError):
 
 class DatabaseUnavailable(RuntimeError):
     """The database cannot be reached (or refused us) right now."""
+
+
+class PortUnavailable(RuntimeError):
+    """A port this process is configured to serve on cannot be listened on (in use, not allowed)."""

@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 
 import httpx
 import psycopg
@@ -103,3 +104,16 @@ async def wait_for_blocked_overview_query(database: TestDatabase) -> None:
             if row and int(str(row[0])) == 1:
                 return
             await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PORT", "GRPC_PORT"])
+async def test_a_port_in_use_is_refused_naming_it_and_the_process_exits(database: TestDatabase, variable: str) -> None:
+    """Before, a taken HTTP port left the gRPC port serving and the process ended on a traceback."""
+    env = environment(database.dsn(ROLE))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", int(env[variable])))
+        taken.listen()
+        rc, stderr = await run_to_exit(SCRIPT, env)
+    assert rc == 1
+    refusal = [json.loads(line) for line in stderr.splitlines() if '"refusing to start"' in line]
+    assert refusal and f"{variable} 127.0.0.1:{env[variable]}: cannot listen" in str(refusal[0]["error"])

@@ -12,6 +12,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from starlette.types import ASGIApp
 
+from common.errors import PortUnavailable
 from common.health import HttpServer, Readiness, bind_tcp
 from common.settings import GrpcLimits, HttpSettings
 from services.common.serving.reflection import enable_reflection
@@ -56,7 +57,9 @@ class ApiServer:
     _health_task: asyncio.Task[None] | None = field(init=False, default=None)
 
     async def start(self) -> None:
+        """Listen on both ports, or on neither: raises `PortUnavailable` naming the port that failed."""
         limits = self.settings.grpc_limits
+        host = self.settings.host
         server = grpc.aio.server(
             options=(*grpc_limit_options(limits, self.settings.shutdown_grace_seconds), *self.grpc_options),
             maximum_concurrent_rpcs=limits.max_concurrent_rpcs,
@@ -65,7 +68,16 @@ class ApiServer:
         self._health = HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
         enable_reflection(server, (*self.service_names, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name))
-        self.grpc_port = server.add_insecure_port(f"{self.settings.host}:{self.settings.grpc_port}")
+        # The plain socket first: it can be closed again if gRPC then cannot bind.
+        try:
+            sock = bind_tcp(host, self.settings.http_port)
+        except OSError as e:
+            raise PortUnavailable(f"HTTP_PORT {host}:{self.settings.http_port}: cannot listen ({e.strerror})") from None
+        try:
+            self.grpc_port = server.add_insecure_port(f"{host}:{self.settings.grpc_port}")
+        except RuntimeError as e:  # gRPC core says only that it failed to bind
+            sock.close()
+            raise PortUnavailable(f"GRPC_PORT {host}:{self.settings.grpc_port}: cannot listen ({e})") from None
         await server.start()
         self._grpc = server
         await self._set_health(health_pb2.HealthCheckResponse.NOT_SERVING)
@@ -73,7 +85,7 @@ class ApiServer:
 
         web = HttpServer(
             self.asgi,
-            bind_tcp(self.settings.host, self.settings.http_port),
+            sock,
             name="HTTP",
             graceful_seconds=self.settings.shutdown_grace_seconds,
             limits=self.settings.limits,
@@ -81,10 +93,7 @@ class ApiServer:
         self.http_port = web.port
         await web.start()
         self._web = web
-        logger.info(
-            "listening",
-            extra={"http": f"{self.settings.host}:{self.http_port}", "grpc": f"{self.settings.host}:{self.grpc_port}"},
-        )
+        logger.info("listening", extra={"http": f"{host}:{self.http_port}", "grpc": f"{host}:{self.grpc_port}"})
 
     async def _set_health(self, status: health_pb2.HealthCheckResponse.ServingStatus.ValueType) -> None:
         assert self._health is not None

@@ -28,7 +28,7 @@ from psycopg_pool import AsyncConnectionPool
 from starlette.types import ASGIApp
 
 from common.database import make_pool
-from common.errors import SchemaTooOld
+from common.errors import PortUnavailable, SchemaTooOld
 from common.logs import configure_logging
 from common.malloc_arenas import limit_malloc_arenas, malloc_arenas_from_env
 from common.settings import DatabaseSettings, HttpSettings, LogSettings, SettingsError
@@ -155,7 +155,7 @@ async def serve_until_signal(running: AbstractAsyncContextManager[object]) -> in
         async with running:
             await stop.wait()
             logger.info("stopping on signal")
-    except SchemaTooOld as e:
+    except (SchemaTooOld, PortUnavailable) as e:
         logger.error("refusing to start", extra={"error": str(e)})
         return 1
     return 0
