@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import secrets
 import shutil
 import signal
@@ -46,6 +47,14 @@ from sim.control.statedir import GARDEN_KUBECONFIG
 logger = logging.getLogger("fleet.demo")
 
 PROJECT = Path(__file__).resolve().parents[1]
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a secret readable by its owner only, from the first byte (no moment at the umask's mode)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        os.fchmod(file.fileno(), 0o600)  # an existing file keeps its mode through O_CREAT
+        file.write(text)
 
 
 @dataclass(frozen=True)
@@ -97,8 +106,7 @@ class Demo:
     def start_processes(self) -> None:
         p = self.ports
         jwt_secret = self.state_dir / JWT_SECRET_FILE
-        jwt_secret.write_text(secrets.token_hex(32) + "\n")
-        jwt_secret.chmod(0o600)
+        write_private(jwt_secret, secrets.token_hex(32) + "\n")
         self.token = mint_token(
             DcimTokenRules(jwt_secret.read_text().strip().encode()),
             subject=STAFF_SUBJECT,
@@ -106,7 +114,7 @@ class Demo:
             now=utc_now(),
             name="demo staff",
         )
-        (self.state_dir / STAFF_TOKEN_FILE).write_text(self.token + "\n")
+        write_private(self.state_dir / STAFF_TOKEN_FILE, self.token + "\n")
         sim_dir = self.state_dir / SIM_DIR
         shutil.rmtree(sim_dir, ignore_errors=True)
         common = {"LOG_LEVEL": "info", "BIND_HOST": HOST}
