@@ -1,6 +1,6 @@
 """`python -m bench` (`make bench`): every benchmark of the issues, one table, its JSON and a growth plot.
 
-    python -m bench [--only NAME ...] [--quick] [--dsn SUPERUSER_DSN] [--rebuild] [--results DIR] [--list]
+    python -m bench [--only NAME ... [--publish]] [--quick] [--dsn SUPERUSER_DSN] [--rebuild] [--results DIR] [--list]
 
 One PostgreSQL (embedded, data kept in `.fleet/bench-pg` between runs, unless `--dsn` names a
 server) serves every benchmark, so the scale fleet (10,000 organizations, 50,000 clusters, 1,000,000
@@ -15,8 +15,10 @@ Writes `<results>/bench-<time>.json` and `latest.json` (the table, the growth po
 duration, the machine and its load), and `growth.png`; prints the table. A full run (neither
 `--quick` nor `--only`) also publishes: `bench/results.json`, the page `docs/results.md` rendered
 from it (bench/results_page.py) and `docs/results-growth.png`, the only place the repository keeps
-measured figures. Exits 1 when a benchmark could not run; a missed target is reported in the table,
-not as a failure of the run.
+measured figures. `--only NAME ... --publish` replaces just those benchmarks' rows and growth points
+in the published figures, and the page lists each run the figures come from (a benchmark's figures
+are always from one run of it, side by side). Exits 1 when a benchmark could not run; a missed
+target is reported in the table, not as a failure of the run.
 """
 
 from __future__ import annotations
@@ -29,13 +31,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench import plot, results_page, suite
 from bench.common import kept_postgres
-from bench.table import Point, Row, render, to_json
+from bench.table import Point, Row, render, rows_from_json, to_json
 
 PROJECT = Path(__file__).resolve().parents[1]
 RESULTS = PROJECT / "bench" / "results"
@@ -96,7 +99,7 @@ def run_all(
                 failures.append(f"{benchmark.name}: its figures lack {missing}")
                 continue
             rows += more_rows
-            points += more_points
+            points += [replace(point, benchmark=benchmark.name) for point in more_points]
     return rows, points, failures, durations
 
 
@@ -108,7 +111,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached scale databases")
     parser.add_argument("--results", type=Path, default=RESULTS, help="where JSON, plot and logs go")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and the runs they make, then exit")
+    parser.add_argument(
+        "--publish", action="store_true", help="with --only: replace those benchmarks' figures in the published ones"
+    )
     args = parser.parse_args(argv)
+    if args.publish and (args.quick or not args.only):
+        parser.error("--publish goes with --only and without --quick (a full run always publishes)")
     chosen = [b for b in suite.BENCHMARKS if not args.only or b.name in args.only]
     if args.list:
         for benchmark in chosen:
@@ -146,10 +154,16 @@ def main(argv: list[str] | None = None) -> int:
     picture = args.results / "growth.png"
     plot.draw(points, picture, f"fleet inventory benchmarks, {began:%Y-%m-%d %H:%M} UTC")
     say(f"\n{len(rows)} figures in {seconds / 60:.1f} min; written to {args.results}/latest.json and {picture.name}")
-    if args.quick or args.only:
-        say("a partial run: docs/results.md and bench/results.json are left as they are")
-    elif failures:
+    if failures:
         say("some benchmarks could not run: docs/results.md and bench/results.json are left as they are")
+    elif args.publish:
+        merged = results_page.merge(results_page.RESULTS_JSON.read_text(), document, suite.NAMES)
+        _, all_points = rows_from_json(merged)
+        plot.draw(all_points, results_page.GROWTH_PICTURE, f"fleet inventory benchmarks, {began:%Y-%m-%d %H:%M} UTC")
+        results_page.publish(merged)
+        say(f"published {', '.join(args.only)} into {results_page.RESULTS_JSON.name} and the page: commit them")
+    elif args.quick or args.only:
+        say("a partial run: docs/results.md and bench/results.json are left as they are (--publish to merge)")
     else:
         plot.draw(points, results_page.GROWTH_PICTURE, f"fleet inventory benchmarks, {began:%Y-%m-%d %H:%M} UTC")
         results_page.publish(document)

@@ -65,7 +65,64 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _runs_section(runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The runs a merged document's figures come from, oldest first; the machine of the newest."""
+    lines = [
+        "## The runs",
+        "",
+        "The figures come from these runs; each benchmark's rows are from the newest run that measured it.",
+        "",
+        "| started | duration | benchmarks | load average before / after |",
+        "|---|---|---|---|",
+    ]
+    for run in runs:
+        seconds = run.get("seconds")
+        duration = "unknown" if seconds is None else f"{seconds / 60:.1f} min"
+        benchmarks = ", ".join(run.get("only") or []) or "all"
+        load = f"{_load(run.get('load_average_before'))} / {_load(run.get('load_average_after'))}"
+        lines.append(f"| {_cell(str(run.get('started', 'unknown')))} | {duration} | {_cell(benchmarks)} | {load} |")
+    machine = (runs[-1].get("machine") or {}) if runs else {}
+    if machine:
+        lines += ["", "| machine | |", "|---|---|"]
+        lines += [f"| {_cell(key.replace('_', ' '))} | {_cell(str(value))} |" for key, value in machine.items()]
+    failures = [failure for run in runs for failure in run.get("failures") or []]
+    if failures:
+        lines += ["", "Benchmarks that could not run:", ""]
+        lines += [f"- {_cell(str(failure))}" for failure in failures]
+    return lines
+
+
+def merge(published: str, measured: str, order: Sequence[str]) -> str:
+    """`published` with the rows and growth points of the benchmarks `measured` ran replaced by its own.
+
+    A run's benchmarks are named in its meta (`only`). The merged meta lists the runs that still
+    contribute a figure, oldest first; rows and points are ordered by `order` (the suite's).
+    """
+    old, new = json.loads(published), json.loads(measured)
+    ran = set(new["meta"].get("only") or order)
+    rank = {name: index for index, name in enumerate(order)}
+
+    def placed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return sorted(items, key=lambda item: rank.get(item.get("benchmark", ""), len(rank)))
+
+    rows = placed([row for row in old["rows"] if row["benchmark"] not in ran] + new["rows"])
+    growth = placed([p for p in old.get("growth", []) if p.get("benchmark", "") not in ran] + new.get("growth", []))
+    runs = [*(old["meta"].get("runs") or [old["meta"]]), new["meta"]]
+    kept = {row["benchmark"] for row in rows}
+    runs = [run for run in runs if run is new["meta"] or kept & _still_from(run, runs, order)]
+    return json.dumps({"meta": {"runs": runs}, "rows": rows, "growth": growth}, indent=1)
+
+
+def _still_from(run: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], order: Sequence[str]) -> set[str]:
+    """The benchmarks whose figures are still `run`'s: it measured them and no later run did."""
+    later = runs[[id(r) for r in runs].index(id(run)) + 1 :]
+    superseded = {name for r in later for name in (r.get("only") or order)}
+    return set(run.get("only") or order) - superseded
+
+
 def _run_section(meta: Mapping[str, Any]) -> list[str]:
+    if "runs" in meta:
+        return _runs_section(meta["runs"])
     machine = meta.get("machine") or {}
     seconds = meta.get("seconds")
     before, after = meta.get("load_average_before"), meta.get("load_average_after")

@@ -82,6 +82,7 @@ class Point:
     value: float
     unit: str
     size_unit: str = "clusters"  # what `size` counts (reconcile and the collector count shoots)
+    benchmark: str = ""  # which benchmark measured it, so a later run of that benchmark replaces it
 
 
 def format_value(value: float | None, unit: str = "") -> str:

@@ -97,3 +97,44 @@ def test_the_machine_is_described_without_a_benchmark() -> None:
     machine = results_page.this_machine()
     assert machine["cpus"]
     assert machine["python"]
+
+
+def run_meta(started: str, only: list[str]) -> dict[str, object]:
+    return {**META, "started": started, "only": only}
+
+
+def test_a_partial_run_replaces_only_its_benchmarks_and_both_runs_are_named() -> None:
+    first = to_json(
+        [
+            Row("overview_function", "platform_overview()", 150.0, "ms", "count(*)", 60.0, Target("<=", 3)),
+            Row("fleet_api", "GetCluster median", 7.5, "ms"),
+        ],
+        [Point("platform_overview()", "database (ms)", 500, 5.0, "ms", benchmark="overview_function")],
+        run_meta("2026-01-01T00:00:00+00:00", ["overview_function", "fleet_api"]),
+    )
+    second = to_json(
+        [Row("fleet_api", "GetCluster median", 5.0, "ms")], [], run_meta("2026-01-02T00:00:00+00:00", ["fleet_api"])
+    )
+    merged = json.loads(results_page.merge(first, second, ["overview_function", "fleet_api"]))
+    assert [(row["benchmark"], row["value"]) for row in merged["rows"]] == [
+        ("overview_function", 150.0),
+        ("fleet_api", 5.0),
+    ]
+    assert [point["benchmark"] for point in merged["growth"]] == ["overview_function"]
+    assert [run["started"] for run in merged["meta"]["runs"]] == [
+        "2026-01-01T00:00:00+00:00",
+        "2026-01-02T00:00:00+00:00",
+    ]
+    page = results_page.render(json.dumps(merged))
+    assert "## The runs" in page
+    assert "| 2026-01-02T00:00:00+00:00 | 7.0 min | fleet_api | 0.25, 0.5, 1 / 1.5, 1, 1 |" in page
+    assert "| GetCluster median | 5.00 ms |" in page
+
+
+def test_a_run_whose_figures_were_all_replaced_is_no_longer_named() -> None:
+    first = to_json([Row("fleet_api", "GetCluster median", 7.5, "ms")], [], run_meta("2026-01-01", ["fleet_api"]))
+    second = to_json([Row("fleet_api", "GetCluster median", 5.0, "ms")], [], run_meta("2026-01-02", ["fleet_api"]))
+    merged = json.loads(results_page.merge(first, second, ["fleet_api"]))
+    assert [run["started"] for run in merged["meta"]["runs"]] == ["2026-01-02"]
+    again = json.loads(results_page.merge(json.dumps(merged), second, ["fleet_api"]))
+    assert len(again["meta"]["runs"]) == 1
