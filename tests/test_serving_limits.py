@@ -98,21 +98,27 @@ async def read_until_closed(reader: asyncio.StreamReader) -> bytes:
     return await asyncio.wait_for(reader.read(), timeout=PATIENCE)
 
 
-async def test_a_client_that_never_finishes_its_head_is_cut_off(server: ApiServer) -> None:
-    before = closed_by_head_timeout()
-    reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
-    writer.write(f"GET {PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ".encode())
-    sent = 0
-    # One header byte per tenth of a second, each well inside the idle timeout, for up to PATIENCE.
+async def trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, byte: bytes) -> tuple[int, bytes]:
+    """Send `byte` every tenth of a second (well inside the idle timeout) until the server closes the
+    connection or PATIENCE runs out; returns how many were sent and what the server answered."""
+    sent, received = 0, b""
     while not reader.at_eof() and sent < PATIENCE * 10:
         try:
-            writer.write(b"a")
+            writer.write(byte)
             await writer.drain()
         except ConnectionError:
             break
         sent += 1
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(reader.read(1 << 16), timeout=0.1)
+            received += await asyncio.wait_for(reader.read(1 << 16), timeout=0.1)
+    return sent, received
+
+
+async def test_a_client_that_never_finishes_its_head_is_cut_off(server: ApiServer) -> None:
+    before = closed_by_head_timeout()
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
+    writer.write(f"GET {PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-slow: ".encode())
+    sent, _ = await trickle(reader, writer, b"a")
     assert reader.at_eof() or writer.is_closing(), "the server never cut the slow head off"
     assert sent < PATIENCE * 10
     assert closed_by_head_timeout() == before + 1
@@ -124,18 +130,7 @@ async def test_a_client_that_never_finishes_its_body_is_answered_408_and_cut_off
     reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
     head = f"POST {PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 4096\r\n\r\n"
     writer.write(head.encode())
-    received = b""
-    sent = 0
-    # One body byte per tenth of a second, the head long complete, for up to PATIENCE.
-    while not reader.at_eof() and sent < PATIENCE * 10:
-        try:
-            writer.write(b" ")
-            await writer.drain()
-        except ConnectionError:
-            break
-        sent += 1
-        with contextlib.suppress(TimeoutError):
-            received += await asyncio.wait_for(reader.read(1 << 16), timeout=0.1)
+    sent, received = await trickle(reader, writer, b" ")
     assert reader.at_eof() or writer.is_closing(), "the server never cut the slow body off"
     assert sent < PATIENCE * 10
     assert received.startswith(b"HTTP/1.1 408 ")
