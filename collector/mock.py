@@ -181,6 +181,7 @@ class MockReader:
             else:
                 ledger[source.resource_type] = ()
         return Reading(
+            source="mock",
             nodes=nodes,
             ready_nodes=nodes,
             pods=sum(namespace_pods.values()),

@@ -45,6 +45,7 @@ WORKER_UPDATE_COLUMNS = {
         "allocatable_pods",
         "cpu_allocatable_millicores",
         "memory_allocatable_bytes",
+        "source",
         "last_error",
         "last_error_at",
     },

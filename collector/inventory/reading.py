@@ -1,6 +1,7 @@
 """What a cluster reader is given, what it produces and how it may fail: the loop's contract with its readers.
 
-InventoryLoop ──> ClusterReader ──┬─> GardenReader (garden_reader.py): the shoot, through Gardener
+InventoryLoop ──> ClusterReader ──┬─> GardenReader (garden_reader.py): the shoot's API server, through Gardener
+                                  ├─> MonitoringReader (monitoring_reader.py): the shoot's Prometheus
                                   └─> MockReader (collector/mock.py): the database, GARDENER_MODE=mock
 """
 
@@ -45,6 +46,19 @@ class Reading:
     """Resource type -> what its source found, or why it could not be listed."""
     requests: int = 0
     """API requests the reading took (credential minting not included)."""
+    source: str = "apiserver"
+    """What read the numbers: `apiserver`, `prometheus` or `mock` (stored with the snapshot)."""
+    pools_known: bool = True
+    """False when the nodes could not be told apart by pool (the pool label is not exported): the
+    node pools then keep their previous snapshots instead of being counted as empty."""
+    pods_by_namespace_name: dict[str, int] | None = None
+    """Kubernetes namespace name -> unfinished pods, when the namespace ids could not be read (the id
+    label is not exported): the store then maps each live namespace by its generated name."""
+    bytes_read: int = 0
+    """Body bytes the reading received (for summaries and benchmarks; 0 where not counted)."""
+
+
+SOURCES_OF_READINGS = ("apiserver", "prometheus", "mock")
 
 
 class CollectError(Exception):
@@ -59,6 +73,14 @@ class NoShoot(CollectError):
 
 class CredentialFailed(CollectError):
     reason = "credential"
+
+
+class MonitoringFailed(CollectError):
+    """The shoot's Prometheus could not be resolved or read; the reason is the underlying failure's."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class ClusterReader(Protocol):

@@ -26,6 +26,7 @@ from collector.inventory.ledger import ActiveRow, LedgerCounts, LedgerPlan, Type
 from collector.inventory.pools import map_pools
 from collector.inventory.reading import ClusterRow, Reading
 from common.database import load_queries
+from common.naming import namespace_name
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +59,21 @@ class NamedRow:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class NamespaceRow:
+    """A live namespace of the cluster, with its project (whose name and id its name on the shoot derives from)."""
+
+    id: UUID
+    name: str
+    project_name: str
+    project_id: UUID
+
+    @property
+    def kube_name(self) -> str:
+        """Its name on the shoot, as the provisioning side generates it."""
+        return namespace_name(self.project_name, self.project_id, self.name)
+
+
 async def ready_clusters(conn: Conn) -> list[ClusterRow]:
     """Every ready cluster, the longest-waiting first."""
     async with conn.cursor(row_factory=class_row(ClusterRow)) as cur:
@@ -82,6 +98,8 @@ class LayoutRow:
     resource_type: str | None
     namespace: str | None
     resource_id: str | None
+    project_name: str | None
+    project_id: UUID | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +107,7 @@ class Layout:
     """What the database knows of a cluster when a collection stores it."""
 
     pools: list[NamedRow]
-    namespaces: list[NamedRow]
+    namespaces: list[NamespaceRow]
     active: list[ActiveRow]
 
 
@@ -105,7 +123,7 @@ async def cluster_layout(conn: Conn, cluster_id: UUID, resource_types: Sequence[
         if row.kind == "pool":
             layout.pools.append(NamedRow(row.id, row.name))
         elif row.kind == "namespace":
-            layout.namespaces.append(NamedRow(row.id, row.name))
+            layout.namespaces.append(NamespaceRow(row.id, row.name, row.project_name or "", row.project_id or row.id))
         else:
             layout.active.append(
                 ActiveRow(row.id, row.resource_type or "", row.namespace or "", row.name, row.resource_id)
@@ -133,9 +151,11 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
                 "allocatable_pods": reading.allocatable_pods,
                 "cpu_allocatable_millicores": reading.cpu_allocatable_millicores,
                 "memory_allocatable_bytes": reading.memory_allocatable_bytes,
+                "source": reading.source,
             },
         )
-        pools = map_pools(layout.pools, reading.pool_nodes)
+        # Nodes that cannot be told apart by pool say nothing about any pool: those keep their counts.
+        pools = map_pools(layout.pools if reading.pools_known else [], reading.pool_nodes)
         for pool_id, reason in pools.unmapped.items():
             # The other pools and the cluster are stored; these keep their last counts and age.
             logger.warning(
@@ -161,11 +181,18 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
                     "cluster_id": cluster_id,
                     "observed": observed,
                     "namespace_ids": [ns.id for ns in layout.namespaces],
-                    "pods": [reading.namespace_pods.get(ns.id, 0) for ns in layout.namespaces],
+                    "pods": [namespace_pods(reading, ns) for ns in layout.namespaces],
                 },
             )
         pending = await _write_ledger(conn, cluster_id, changes, observed)
     return await pending.counts()
+
+
+def namespace_pods(reading: Reading, namespace: NamespaceRow) -> int:
+    """The namespace's pods: by its id label, or (when the reading has no ids) by its generated name."""
+    if reading.pods_by_namespace_name is not None:
+        return reading.pods_by_namespace_name.get(namespace.kube_name, 0)
+    return reading.namespace_pods.get(namespace.id, 0)
 
 
 async def store_ledger(conn: Conn, cluster_id: UUID, results: Mapping[str, Any], *, observed: datetime) -> LedgerCounts:

@@ -34,29 +34,32 @@ ORDER BY o.name, c.name
 -- Called by store_reading and store_ledger inside a collection's transaction, in one round trip:
 -- the live node pools and namespaces a snapshot is written for (live namespaces of live projects),
 -- and the ledger's active rows of the resource types that could be listed this time.
-SELECT 'pool' AS kind, id, name, NULL::text AS resource_type, NULL::text AS namespace, NULL::text AS resource_id
+-- A namespace row carries its project's name and id, from which the Prometheus source derives the
+-- namespace's name on the shoot when kube-state-metrics does not export its id label.
+SELECT 'pool' AS kind, id, name, NULL::text AS resource_type, NULL::text AS namespace, NULL::text AS resource_id,
+    NULL::text AS project_name, NULL::uuid AS project_id
 FROM tenant.node_pools
 WHERE cluster_id = %(cluster_id)s AND deleted IS NULL
 UNION ALL
-SELECT 'namespace', n.id, n.name, NULL, NULL, NULL
+SELECT 'namespace', n.id, n.name, NULL, NULL, NULL, p.name, p.id
 FROM tenant.namespaces AS n
 JOIN tenant.projects AS p ON p.id = n.project_id
 WHERE p.cluster_id = %(cluster_id)s AND p.deleted IS NULL AND n.deleted IS NULL
 UNION ALL
-SELECT 'resource', id, name, resource_type, namespace, resource_id
+SELECT 'resource', id, name, resource_type, namespace, resource_id, NULL, NULL
 FROM tenant.infrastructure_resources
 WHERE cluster_id = %(cluster_id)s AND destroyed IS NULL AND resource_type = ANY(%(resource_types)s::text[])
 
 -- name: store_cluster_snapshot
--- Called by store_reading: the cluster's new numbers; clears the last error (the latest attempt
--- worked). An observation older than the stored one (two collections racing) changes nothing.
+-- Called by store_reading: the cluster's new numbers and the source that read them; clears the last
+-- error (the latest attempt worked). An observation older than the stored one (two collections racing) changes nothing.
 INSERT INTO tenant.cluster_snapshots AS cs (
     cluster_id, observed, nodes, ready_nodes, pods, allocatable_pods,
-    cpu_allocatable_millicores, memory_allocatable_bytes, last_error, last_error_at
+    cpu_allocatable_millicores, memory_allocatable_bytes, source, last_error, last_error_at
 )
 VALUES (
     %(cluster_id)s, %(observed)s, %(nodes)s, %(ready_nodes)s, %(pods)s, %(allocatable_pods)s,
-    %(cpu_allocatable_millicores)s, %(memory_allocatable_bytes)s, NULL, NULL
+    %(cpu_allocatable_millicores)s, %(memory_allocatable_bytes)s, %(source)s, NULL, NULL
 )
 ON CONFLICT (cluster_id) DO UPDATE SET
     observed = EXCLUDED.observed,
@@ -66,6 +69,7 @@ ON CONFLICT (cluster_id) DO UPDATE SET
     allocatable_pods = EXCLUDED.allocatable_pods,
     cpu_allocatable_millicores = EXCLUDED.cpu_allocatable_millicores,
     memory_allocatable_bytes = EXCLUDED.memory_allocatable_bytes,
+    source = EXCLUDED.source,
     last_error = NULL,
     last_error_at = NULL
 WHERE cs.observed IS NULL OR cs.observed <= EXCLUDED.observed

@@ -34,6 +34,18 @@ _KIND_TO_PROTO: dict[str, fleet_pb2.DriftKind] = {
 }
 
 
+_SOURCE_TO_PROTO: dict[str, fleet_pb2.SnapshotSource] = {
+    "apiserver": fleet_pb2.SNAPSHOT_SOURCE_API_SERVER,
+    "prometheus": fleet_pb2.SNAPSHOT_SOURCE_PROMETHEUS,
+    "mock": fleet_pb2.SNAPSHOT_SOURCE_MOCK,
+}
+
+
+def source_to_proto(source: str | None) -> fleet_pb2.SnapshotSource:
+    """The snapshot's source column as the enum; UNSPECIFIED for a row written before it was recorded."""
+    return _SOURCE_TO_PROTO.get(source or "", fleet_pb2.SNAPSHOT_SOURCE_UNSPECIFIED)
+
+
 def status_to_proto(status: ClusterStatus) -> fleet_pb2.ClusterStatus:
     return _STATUS_TO_PROTO[status]
 
@@ -120,6 +132,7 @@ def cluster_snapshot(row: queries.ClusterRow, now: datetime) -> fleet_pb2.Cluste
         memory_allocatable_bytes=row.memory_allocatable_bytes or 0,
         last_error=text(row.last_error),
         last_error_at=row.last_error_at,
+        source=source_to_proto(row.snapshot_source),
     )
 
 

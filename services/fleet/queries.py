@@ -198,6 +198,8 @@ class ClusterRow:
     shoot_message: str | None
     ready_since: datetime | None
     """When the shoot entered the ready set (ready or unhealthy); None outside it (migration 0007)."""
+    snapshot_source: str | None
+    """What the snapshot was read from: apiserver, prometheus, mock; None before it was recorded (migration 0011)."""
 
 
 class ClusterOrder(StrEnum):

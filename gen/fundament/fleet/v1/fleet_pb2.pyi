@@ -36,6 +36,13 @@ class DriftKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DRIFT_KIND_ORGANIZATION_MISMATCH: _ClassVar[DriftKind]
     DRIFT_KIND_UNLABELED_SHOOT: _ClassVar[DriftKind]
 
+class SnapshotSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SNAPSHOT_SOURCE_UNSPECIFIED: _ClassVar[SnapshotSource]
+    SNAPSHOT_SOURCE_API_SERVER: _ClassVar[SnapshotSource]
+    SNAPSHOT_SOURCE_PROMETHEUS: _ClassVar[SnapshotSource]
+    SNAPSHOT_SOURCE_MOCK: _ClassVar[SnapshotSource]
+
 class OrganizationOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     ORGANIZATION_ORDER_UNSPECIFIED: _ClassVar[OrganizationOrder]
@@ -71,6 +78,10 @@ DRIFT_KIND_MISSING_SHOOT: DriftKind
 DRIFT_KIND_VERSION_MISMATCH: DriftKind
 DRIFT_KIND_ORGANIZATION_MISMATCH: DriftKind
 DRIFT_KIND_UNLABELED_SHOOT: DriftKind
+SNAPSHOT_SOURCE_UNSPECIFIED: SnapshotSource
+SNAPSHOT_SOURCE_API_SERVER: SnapshotSource
+SNAPSHOT_SOURCE_PROMETHEUS: SnapshotSource
+SNAPSHOT_SOURCE_MOCK: SnapshotSource
 ORGANIZATION_ORDER_UNSPECIFIED: OrganizationOrder
 ORGANIZATION_ORDER_NAME: OrganizationOrder
 ORGANIZATION_ORDER_ALIAS: OrganizationOrder
@@ -202,7 +213,7 @@ class ClusterSummary(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., organization_id: _Optional[str] = ..., organization_name: _Optional[str] = ..., organization_alias: _Optional[str] = ..., region: _Optional[str] = ..., kubernetes_version: _Optional[str] = ..., observed_kubernetes_version: _Optional[str] = ..., status: _Optional[_Union[ClusterStatus, str]] = ..., snapshot: _Optional[_Union[ClusterSnapshot, _Mapping]] = ..., stale: _Optional[bool] = ..., open_drift_findings: _Optional[int] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., deleted: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., shoot_status_changed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ClusterSnapshot(_message.Message):
-    __slots__ = ("observed", "age_seconds", "nodes", "ready_nodes", "pods", "allocatable_pods", "cpu_allocatable_millicores", "memory_allocatable_bytes", "last_error", "last_error_at")
+    __slots__ = ("observed", "age_seconds", "nodes", "ready_nodes", "pods", "allocatable_pods", "cpu_allocatable_millicores", "memory_allocatable_bytes", "last_error", "last_error_at", "source")
     OBSERVED_FIELD_NUMBER: _ClassVar[int]
     AGE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
@@ -213,6 +224,7 @@ class ClusterSnapshot(_message.Message):
     MEMORY_ALLOCATABLE_BYTES_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_AT_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     observed: _timestamp_pb2.Timestamp
     age_seconds: int
     nodes: int
@@ -223,7 +235,8 @@ class ClusterSnapshot(_message.Message):
     memory_allocatable_bytes: int
     last_error: str
     last_error_at: _timestamp_pb2.Timestamp
-    def __init__(self, observed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., age_seconds: _Optional[int] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., allocatable_pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., last_error: _Optional[str] = ..., last_error_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    source: SnapshotSource
+    def __init__(self, observed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., age_seconds: _Optional[int] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., allocatable_pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., last_error: _Optional[str] = ..., last_error_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., source: _Optional[_Union[SnapshotSource, str]] = ...) -> None: ...
 
 class ListDriftFindingsRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "kind", "organization_id", "cluster_id", "include_resolved")

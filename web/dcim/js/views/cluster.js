@@ -54,6 +54,7 @@ function snapshot(c) {
       : null,
     facts("cluster-snapshot", [
       ["Observed", [timeElement(s.observed), ` (${formatDuration(s.ageSeconds)} ago)`]],
+      ["Read from", { SNAPSHOT_SOURCE_API_SERVER: "the shoot's API server", SNAPSHOT_SOURCE_PROMETHEUS: "the shoot's Prometheus", SNAPSHOT_SOURCE_MOCK: "mock mode (the database)" }[s.source] ?? "not recorded"],
       ["Nodes", `${formatCount(s.readyNodes)} ready of ${formatCount(s.nodes)}`],
       ["Pods", `${formatCount(s.pods)} of ${formatCount(s.allocatablePods)} allocatable`],
       ["Allocatable CPU", formatMillicores(s.cpuAllocatableMillicores)],
