@@ -136,6 +136,9 @@ class MockGardener:
     async def mint_credential(self, shoot: ShootRef, *, kind: str, lifetime_seconds: int) -> Credential:
         raise BadResponse(f"GARDENER_MODE=mock has no shoot API servers (asked for {kind} access to {shoot})")
 
+    async def read_secret(self, namespace: str, name: str) -> dict[str, Any]:
+        raise BadResponse(f"GARDENER_MODE=mock has no secrets (asked for {namespace}/{name})")
+
 
 def mock_pod_count(namespace_name: str) -> int:
     """The pods a namespace holds, derived from its name (1 to 20, stable)."""

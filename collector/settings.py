@@ -24,6 +24,7 @@ LIVENESS_INTERVALS = 3
 DELETION_TIMEOUT_INTERVALS = 3
 GARDENER_MODES = ("mock", "real")
 CREDENTIAL_KINDS = ("admin", "viewer")
+INVENTORY_SOURCES = ("apiserver", "prometheus")
 
 MIB = 1 << 20
 # The answers' byte bounds (collector/kube/limits.py says how they are sized from Kubernetes' limits).
@@ -98,6 +99,13 @@ class InventorySettings:
     """HISTORY_ROUND_RETENTION: hours the per-round fleet totals are kept (trends)."""
     history_hour_retention_days: int = 35
     """HISTORY_HOUR_RETENTION: days the hourly fleet and organization totals are kept (trends)."""
+    source: str = "apiserver"
+    """INVENTORY_SOURCE: `apiserver` (each shoot's API server) or `prometheus` (each shoot's Prometheus)."""
+    prometheus_ca_file: Path | None = None
+    """PROMETHEUS_CA_FILE: CA bundle the shoots' Prometheus endpoints are verified with (development);
+    None: the system's trust store."""
+    monitoring_ttl_seconds: float = 300.0
+    """PROMETHEUS_RESOLVE_TTL: seconds a resolved monitoring secret (address and credentials) is reused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +166,15 @@ class Settings:
         if kubeconfig is not None and gardener_mode == "real" and not kubeconfig.is_file():
             raise SettingsError(f"GARDENER_KUBECONFIG={kubeconfig_raw!r}: no such file")
         shard_raw = env_str(env, "INVENTORY_SHARD", "")
+        source = env_choice(env, "INVENTORY_SOURCE", "apiserver", INVENTORY_SOURCES)
+        if source == "prometheus" and gardener_mode != "real":
+            raise SettingsError(
+                "INVENTORY_SOURCE=prometheus needs GARDENER_MODE=real (the monitoring secrets are in the garden)"
+            )
+        ca_raw = env_str(env, "PROMETHEUS_CA_FILE", "")
+        ca_file = Path(ca_raw).expanduser() if ca_raw else None
+        if ca_file is not None and not ca_file.is_file():
+            raise SettingsError(f"PROMETHEUS_CA_FILE={ca_raw!r}: no such file")
         reconcile_interval = env_float(env, "RECONCILE_INTERVAL", 300.0, minimum=1.0)
         return cls(
             # Every worker may hold a connection while it stores, plus one for the loop itself.
@@ -183,6 +200,9 @@ class Settings:
                 ),
                 history_round_retention_hours=env_int(env, "HISTORY_ROUND_RETENTION", 48, minimum=1),
                 history_hour_retention_days=env_int(env, "HISTORY_HOUR_RETENTION", 35, minimum=1),
+                source=source,
+                prometheus_ca_file=ca_file,
+                monitoring_ttl_seconds=env_float(env, "PROMETHEUS_RESOLVE_TTL", 300.0, minimum=1.0),
             ),
             reconcile=ReconcileSettings(
                 interval_seconds=reconcile_interval,

@@ -4,7 +4,8 @@
                                                    └─> build_reconcile ──> ReconcileLoop
 
 GARDENER_MODE decides, here and nowhere else, whether the garden and the shoots are real (kube/) or
-described by the database (mock.py).
+described by the database (mock.py); INVENTORY_SOURCE whether a real shoot is read through its API
+server (kube/) or its Prometheus (prometheus/).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from collector.inventory.garden_reader import GardenReader
 from collector.inventory.loop import InventoryLoop
+from collector.inventory.monitoring_reader import MonitoringReader
 from collector.inventory.reading import ClusterReader
 from collector.inventory.sources import SOURCES
 from collector.kube.client import garden_client
@@ -25,6 +27,8 @@ from collector.kube.credential_cache import CredentialCache, renew_margin
 from collector.kube.garden import Gardener, RealGardener
 from collector.kube.limits import ResponseLimits
 from collector.mock import MockGardener, MockReader
+from collector.prometheus.http import tls_context
+from collector.prometheus.resolve import MonitoringResolver
 from collector.reconcile.loop import ReconcileLoop
 from collector.settings import Settings
 from common.clock import Clock, utc_now
@@ -85,10 +89,20 @@ def response_limits(settings: Settings) -> ResponseLimits:
 
 
 def build_reader(worker: Worker) -> ClusterReader:
-    """The cluster reader GARDENER_MODE names: shoots through Gardener, or the database."""
+    """The reader GARDENER_MODE and INVENTORY_SOURCE name: the database, the shoots' API servers or Prometheus."""
     settings = worker.settings
     if settings.gardener.mode == "mock":
         return MockReader(worker.pool, sources=SOURCES)
+    if settings.inventory.source == "prometheus":
+        # The monitoring credential is read-only and comes from a secret: no shoot credential is minted.
+        return MonitoringReader(
+            worker.gardener,
+            MonitoringResolver(worker.gardener, ttl_seconds=settings.inventory.monitoring_ttl_seconds),
+            sources=SOURCES,
+            timeout_seconds=settings.inventory.timeout_seconds,
+            context=tls_context(settings.inventory.prometheus_ca_file),
+            limits=response_limits(settings),
+        )
     credentials = CredentialCache(
         worker.gardener,
         kind=settings.gardener.credential,

@@ -32,7 +32,7 @@ from psycopg_pool import AsyncConnectionPool
 from collector.inventory import history_store, metrics, store
 from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
 from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
-from collector.inventory.sources import OVER_CAP, Unlisted
+from collector.inventory.sources import NOT_VISIBLE, OVER_CAP, Unlisted
 from collector.kube.errors import KubeError, truncate
 from collector.settings import LIVENESS_INTERVALS, InventorySettings, Shard
 from common.clock import Clock, utc_now
@@ -209,6 +209,8 @@ class InventoryLoop:
             metrics.LEDGER_UNLISTED.labels(resource_type, unlisted.reason).inc()
             if unlisted.reason == OVER_CAP:
                 metrics.LEDGER_OVER_CAP.labels(resource_type).inc()
+            if unlisted.reason == NOT_VISIBLE:
+                continue  # every cluster, every round, by design of the source: counted, not logged
             logger.info(
                 "ledger source not listed; its type is left as it was",
                 extra={**context, "resource_type": resource_type, "reason": unlisted.reason, "error": unlisted.message},

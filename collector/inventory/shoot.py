@@ -153,7 +153,7 @@ async def read_shoot(
     ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE,
 ) -> Reading:
     """Read one shoot completely. Raises KubeError when nodes, namespaces or pods cannot be read."""
-    start_requests = client.requests
+    start_requests, start_bytes = client.requests, client.bytes_read
     labels: dict[str, str] = {}
 
     def fold_namespaces(items: list[dict[str, Any]]) -> None:
@@ -230,6 +230,7 @@ async def read_shoot(
         namespace_pods=namespace_pods(labels, pods),
         ledger={source.resource_type: ledger[source.resource_type] for source in sources},
         requests=client.requests - start_requests,
+        bytes_read=client.bytes_read - start_bytes,
     )
 
 

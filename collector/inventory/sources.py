@@ -49,6 +49,9 @@ SourceResult = tuple[Discovered, ...] | Unlisted
 
 # The Unlisted reason of a source that held more resources than INVENTORY_LEDGER_MAX_PER_TYPE.
 OVER_CAP = "over_cap"
+# The Unlisted reason of every source when the collection source cannot see the objects at all
+# (INVENTORY_SOURCE=prometheus): the ledger's rows stay exactly as they were.
+NOT_VISIBLE = "not_visible"
 
 
 def _everything(obj: KubeObject, tenants: frozenset[str]) -> bool:

@@ -189,6 +189,8 @@ class KubeClient:
     limits: ResponseLimits = DEFAULT_LIMITS
     requests: int = field(default=0, init=False)
     """Requests sent so far (for summaries and benchmarks)."""
+    bytes_read: int = field(default=0, init=False)
+    """Body bytes of successful answers received so far (for benchmarks)."""
 
     async def __aenter__(self) -> KubeClient:
         return self
@@ -257,6 +259,7 @@ class KubeClient:
             require_size(response, what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
             async for chunk in response.content.iter_chunked(_CHUNK):
                 received += len(chunk)
+                self.bytes_read += len(chunk)
                 if received > limits.max_list_bytes:
                     raise too_large(what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
                 try:
@@ -327,6 +330,7 @@ class KubeClient:
             raw = bytearray()
             async for chunk in response.content.iter_chunked(_CHUNK):
                 raw += chunk
+                self.bytes_read += len(chunk)
                 if len(raw) > limit:
                     raise too_large(what, limit, bound)
         try:

@@ -1,4 +1,4 @@
-"""The Gardener client behind a small interface: list shoots, mint shoot credentials.
+"""The Gardener client behind a small interface: list shoots, mint shoot credentials, read a secret.
 
     inventory/ and reconcile/ ──> Gardener ──┬─> RealGardener: the garden's API (kube/client.py)
                                              └─> MockGardener: the database (collector/mock.py)
@@ -67,6 +67,10 @@ class Gardener(Protocol):
         """A fresh credential for the shoot's API server (`kind` is `admin` or `viewer`). Raises KubeError."""
         ...
 
+    async def read_secret(self, namespace: str, name: str) -> dict[str, Any]:
+        """One secret of the garden (raw object): the shoot's monitoring secret. Raises KubeError (NotFound)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -83,6 +87,9 @@ class RealGardener:
         if page_size < 1:
             raise ValueError(f"page_size={page_size}: must be positive")
         return await self._client.list_all(SHOOTS, query={"labelSelector": label_selector}, page_size=page_size)
+
+    async def read_secret(self, namespace: str, name: str) -> dict[str, Any]:
+        return await self._client.get(f"/api/v1/namespaces/{namespace}/secrets/{name}")
 
     async def mint_credential(self, shoot: ShootRef, *, kind: str, lifetime_seconds: int) -> Credential:
         if kind not in _SUBRESOURCE:

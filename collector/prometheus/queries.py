@@ -1,0 +1,191 @@
+"""The kube-state-metrics queries of one cluster and what their answers mean, read strictly.
+
+Five instant queries per cluster, each aggregated on the Prometheus so an answer is a handful of
+series (one per pool, resource or namespace), never one per node or pod:
+
+- nodes per worker, and (summed) all nodes:
+  `count by (<pool label>) (kube_node_labels)`;
+- Ready nodes per worker, and (summed) all of them:
+  `sum by (<pool label>) (<Ready condition> * on (node) group_left (<pool label>) kube_node_labels)`;
+- allocatable cores, bytes and pods over every node:
+  `sum by (resource, unit) (kube_node_status_allocatable{resource=~"cpu|memory|pods"})`;
+- pods not Succeeded or Failed per namespace:
+  `sum by (namespace) (kube_pod_status_phase{phase!~"Succeeded|Failed"})`;
+- each namespace's `fundament.io/namespace-id`:
+  `max by (namespace, <namespace-id label>) (kube_namespace_labels)`.
+
+kube-state-metrics exports a Kubernetes label on `kube_<kind>_labels` only when its allow-list
+(`--metric-labels-allowlist`) names it, as `label_` plus the name with every character outside
+`[a-zA-Z0-9_]` turned into `_`: `worker.gardener.cloud/pool` becomes
+`label_worker_gardener_cloud_pool`, `fundament.io/namespace-id` becomes
+`label_fundament_io_namespace_id`. Without the pool label the nodes cannot be told apart by pool:
+the cluster's totals are still read and its pools keep their previous counts (`pools_known` is
+False). Without the namespace-id label each live namespace is matched by the name Fundament's
+provisioning side generates for it (`pods_by_name`). An empty `kube_namespace_labels` (every
+cluster has namespaces) means kube-state-metrics is not scraped at all: the collection fails
+instead of storing zeros.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from uuid import UUID
+
+from collector.kube.errors import BadResponse, TooLarge
+from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
+
+# More series in one answer than any real cluster has pools, resources or namespaces (Kubernetes
+# is tested up to 10,000 namespaces): refused.
+MAX_SERIES = 20_000
+
+_INVALID = re.compile(r"[^a-zA-Z0-9_]")
+
+
+def exported_label(kubernetes_label: str) -> str:
+    """The name kube-state-metrics gives an allow-listed Kubernetes label on its `kube_*_labels` series."""
+    return "label_" + _INVALID.sub("_", kubernetes_label)
+
+
+POOL_SERIES_LABEL = exported_label(POOL_LABEL)
+NAMESPACE_ID_SERIES_LABEL = exported_label(NAMESPACE_ID_LABEL)
+READY = 'kube_node_status_condition{condition="Ready",status="true"}'
+
+QUERIES: dict[str, str] = {
+    "pool_nodes": f"count by ({POOL_SERIES_LABEL}) (kube_node_labels)",
+    "pool_ready": (
+        f"sum by ({POOL_SERIES_LABEL}) ({READY} * on (node) group_left ({POOL_SERIES_LABEL}) kube_node_labels)"
+    ),
+    "allocatable": 'sum by (resource, unit) (kube_node_status_allocatable{resource=~"cpu|memory|pods"})',
+    "namespace_pods": 'sum by (namespace) (kube_pod_status_phase{phase!~"Succeeded|Failed"})',
+    "namespace_ids": f"max by (namespace, {NAMESPACE_ID_SERIES_LABEL}) (kube_namespace_labels)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    labels: dict[str, str]
+    value: float
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMetrics:
+    """One cluster's numbers as its Prometheus gave them."""
+
+    nodes: int
+    ready_nodes: int
+    pods: int
+    allocatable_pods: int
+    cpu_allocatable_millicores: int
+    memory_allocatable_bytes: int
+    pool_nodes: dict[str, tuple[int, int]]
+    pools_known: bool
+    namespace_pods: dict[UUID, int]
+    """By namespace id, when the id label is exported (else empty)."""
+    pods_by_name: dict[str, int] | None
+    """By Kubernetes namespace name, when the id label is not exported (else None)."""
+
+
+def vector(answer: Mapping[str, object], what: str) -> list[Sample]:
+    """The samples of an instant-vector answer. Raises BadResponse or TooLarge."""
+    if answer.get("status") != "success":
+        raise BadResponse(f"{what}: status is {truncate_repr(answer.get('status'))}, not success")
+    data = answer.get("data")
+    if not isinstance(data, Mapping) or data.get("resultType") != "vector":
+        raise BadResponse(f"{what}: the answer is not an instant vector")
+    result = data.get("result")
+    if not isinstance(result, list):
+        raise BadResponse(f"{what}: data.result is not an array")
+    if len(result) > MAX_SERIES:
+        raise TooLarge(f"{what}: more than {MAX_SERIES} series in one answer; refused")
+    samples: list[Sample] = []
+    for item in result:
+        metric = item.get("metric") if isinstance(item, dict) else None
+        value = item.get("value") if isinstance(item, dict) else None
+        if not isinstance(metric, dict) or not all(isinstance(v, str) for v in metric.values()):
+            raise BadResponse(f"{what}: a series' metric is not a set of string labels")
+        if not isinstance(value, list) or len(value) != 2 or not isinstance(value[1], str):
+            raise BadResponse(f'{what}: a sample is not [time, "value"]')
+        try:
+            number = float(value[1])
+        except ValueError:
+            raise BadResponse(f"{what}: sample value {truncate_repr(value[1])} is not a number") from None
+        if not math.isfinite(number) or number < 0:
+            raise BadResponse(f"{what}: sample value {value[1]!r} is not a finite count")
+        samples.append(Sample(metric, number))
+    return samples
+
+
+def truncate_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def whole(value: float, what: str) -> int:
+    """A count or a byte sum: a whole number (within float rounding), else BadResponse."""
+    rounded = round(value)
+    if abs(value - rounded) > 1e-6 * max(1.0, abs(value)):
+        raise BadResponse(f"{what}: {value!r} is not a whole number")
+    return int(rounded)
+
+
+def by_pool(samples: list[Sample], what: str) -> tuple[int, dict[str, int]]:
+    """(the sum over every series, per non-empty pool label)."""
+    total = 0
+    pools: dict[str, int] = {}
+    for sample in samples:
+        count = whole(sample.value, what)
+        total += count
+        worker = sample.labels.get(POOL_SERIES_LABEL, "")
+        if worker:
+            pools[worker] = pools.get(worker, 0) + count
+    return total, pools
+
+
+def cluster_metrics(answers: Mapping[str, Mapping[str, object]], what: str) -> ClusterMetrics:
+    """The numbers of one cluster from the answers to QUERIES (by name). Raises BadResponse or TooLarge."""
+    samples = {name: vector(answers[name], f"{what} query {name}") for name in QUERIES}
+    nodes, pool_nodes = by_pool(samples["pool_nodes"], f"{what} query pool_nodes")
+    ready, pool_ready = by_pool(samples["pool_ready"], f"{what} query pool_ready")
+    if ready > nodes:
+        raise BadResponse(f"{what}: {ready} Ready nodes of {nodes}; the series disagree")
+    allocatable = {(s.labels.get("resource", ""), s.labels.get("unit", "")): s.value for s in samples["allocatable"]}
+    ids: dict[str, UUID] = {}
+    namespaces = samples["namespace_ids"]
+    if not namespaces:
+        raise BadResponse(
+            f"{what}: kube_namespace_labels is empty, so kube-state-metrics is not scraped; nothing was stored"
+        )
+    exported = any(s.labels.get(NAMESPACE_ID_SERIES_LABEL) for s in namespaces)
+    for sample in namespaces:
+        raw = sample.labels.get(NAMESPACE_ID_SERIES_LABEL, "")
+        try:
+            ids[sample.labels.get("namespace", "")] = UUID(raw)
+        except ValueError:
+            continue  # not a tenant namespace (or a label that is no id): as the API-server source
+    pods_by_name: dict[str, int] = {}
+    pods = 0
+    for sample in samples["namespace_pods"]:
+        count = whole(sample.value, f"{what} query namespace_pods")
+        pods += count
+        name = sample.labels.get("namespace", "")
+        pods_by_name[name] = pods_by_name.get(name, 0) + count
+    by_id: dict[UUID, int] = {}
+    if exported:
+        for name, namespace_id in ids.items():
+            by_id[namespace_id] = by_id.get(namespace_id, 0) + pods_by_name.get(name, 0)
+    return ClusterMetrics(
+        nodes=nodes,
+        ready_nodes=ready,
+        pods=pods,
+        allocatable_pods=whole(allocatable.get(("pods", "integer"), 0.0), f"{what}: allocatable pods"),
+        cpu_allocatable_millicores=round(allocatable.get(("cpu", "core"), 0.0) * 1000),
+        memory_allocatable_bytes=whole(allocatable.get(("memory", "byte"), 0.0), f"{what}: allocatable memory"),
+        pool_nodes={worker: (count, pool_ready.get(worker, 0)) for worker, count in pool_nodes.items()},
+        # Nodes but no pool label on any of them: the label is not exported (not allow-listed).
+        pools_known=nodes == 0 or bool(pool_nodes),
+        namespace_pods=by_id,
+        pods_by_name=None if exported else pods_by_name,
+    )
