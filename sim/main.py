@@ -101,7 +101,7 @@ async def serve(server: SimServer, *, hostile: bool = False) -> None:
     print(f"fleet-sim: {server.url} ({len(server.sim.world.shoots)} shoots)", flush=True)  # noqa: T201
     print(f"garden kubeconfig: {server.garden_kubeconfig_path}", flush=True)  # noqa: T201
     if hostile:
-        for case in server.control.hostile():
+        for case in server.control.hostile() + server.control.hostile_monitoring():
             print(f"hostile: {case['shoot']} answers {case['kind']} for {case['resource']}", flush=True)  # noqa: T201
     await stop.wait()
     await server.stop()

@@ -28,7 +28,10 @@ def rows(database: TestDatabase, query: str, *params: object) -> list[dict[str, 
         return cur.execute(query, params).fetchall()
 
 
-def assert_stored_equals_expected(database: TestDatabase, cluster_id: UUID, expected: ExpectedShoot) -> None:
+def assert_stored_equals_expected(
+    database: TestDatabase, cluster_id: UUID, expected: ExpectedShoot, *, ledger: bool = True
+) -> None:
+    """The cluster's snapshots (and, with `ledger`, its active ledger rows) are what the simulator holds."""
     [snap] = rows(database, "SELECT * FROM tenant.cluster_snapshots WHERE cluster_id = %s", cluster_id)
     assert snap["last_error"] is None
     assert (snap["nodes"], snap["ready_nodes"], snap["pods"]) == (expected.nodes, expected.ready_nodes, expected.pods)
@@ -59,6 +62,11 @@ def assert_stored_equals_expected(database: TestDatabase, cluster_id: UUID, expe
     )
     for namespace in namespaces:
         assert namespace["pods"] == expected.namespace_pods.get(str(namespace["id"]), 0)
+    if ledger:
+        assert_ledger_equals_expected(database, cluster_id, expected)
+
+
+def assert_ledger_equals_expected(database: TestDatabase, cluster_id: UUID, expected: ExpectedShoot) -> None:
     ledger = rows(
         database,
         "SELECT resource_type, namespace, name, resource_id FROM tenant.infrastructure_resources"
@@ -241,6 +249,7 @@ async def test_credentials_are_minted_about_once_an_hour(sim_collector: Collecto
     assert mints_in_four_rounds and set(mints_in_four_rounds.values()) == {1}
     after_an_hour = _mints(sim, "adminkubeconfig")
     assert set(after_an_hour.values()) == {2}, "a credential about to expire is renewed"
+    assert sim_collector.credentials is not None
     assert max(sim_collector.credentials.minted.values()) == 2
 
 

@@ -73,7 +73,7 @@ class PrometheusClient:
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=1, ssl=self.context),
-                auth=aiohttp.BasicAuth(self.target.username, self.target.password),
+                headers={"Authorization": aiohttp.encode_basic_auth(self.target.username, self.target.password)},
                 # As for the shoot clients: no proxy or netrc lookups, no inflating, no redirects.
                 trust_env=False,
                 auto_decompress=False,

@@ -1,7 +1,9 @@
 """Injected faults: what goes wrong, where, and for how many requests.
 
 A fault targets the garden, one shoot (by key) or every shoot (`*`), optionally only one resource
-(`pods`, `nodes`, ..., or `adminkubeconfig`/`viewerkubeconfig` on the garden). A fault on a shoot's
+(`pods`, `nodes`, ..., or `adminkubeconfig`/`viewerkubeconfig` on the garden). Resource
+`prometheus` on a shoot's key (or `*`) hits that shoot's Prometheus, and only a fault set exactly
+so does: the API server's faults leave the monitoring stack alone and the other way round. A fault on a shoot's
 key with resource `adminkubeconfig` (or `viewerkubeconfig`) hits the garden's answer minting that
 one shoot's credential. The most specific
 fault wins: (target, resource), then (target, any), then (`*`, resource), then (`*`, any). A fault
@@ -12,7 +14,7 @@ What each kind does to the answer (the server applies it; see `sim/api/server.py
 | kind | effect |
 |---|---|
 | latency | waits `seconds`, then answers normally |
-| unauthorized, forbidden, not_found, server_error, gone | the Status of a 401, 403, 404, 500, 410 |
+| unauthorized, forbidden, not_found, server_error, gone, unavailable | the Status of a 401, 403, 404, 500, 410, 503 |
 | hang | answers nothing until cleared or `seconds` pass (default 60), then normally |
 | truncated | sends headers with the full Content-Length, then half the body, then closes |
 | malformed | a 200 whose body is not valid JSON |
@@ -39,6 +41,7 @@ class FaultKind(StrEnum):
     NOT_FOUND = "not_found"
     SERVER_ERROR = "server_error"
     GONE = "gone"
+    UNAVAILABLE = "unavailable"
     HANG = "hang"
     TRUNCATED = "truncated"
     MALFORMED = "malformed"
@@ -56,7 +59,14 @@ class FaultKind(StrEnum):
     @classmethod
     def parse(cls, text: str) -> FaultKind:
         """A kind by name, or by the HTTP code it produces (`401`, `500`, ...)."""
-        aliases = {"401": "unauthorized", "403": "forbidden", "404": "not_found", "500": "server_error", "410": "gone"}
+        aliases = {
+            "401": "unauthorized",
+            "403": "forbidden",
+            "404": "not_found",
+            "500": "server_error",
+            "410": "gone",
+            "503": "unavailable",
+        }
         try:
             return cls(aliases.get(text, text))
         except ValueError:
@@ -66,7 +76,14 @@ class FaultKind(StrEnum):
 
 # Faults that replace the answer to an authenticated request with an error Status.
 STATUS_FAULTS = frozenset(
-    {FaultKind.UNAUTHORIZED, FaultKind.FORBIDDEN, FaultKind.NOT_FOUND, FaultKind.SERVER_ERROR, FaultKind.GONE}
+    {
+        FaultKind.UNAUTHORIZED,
+        FaultKind.FORBIDDEN,
+        FaultKind.NOT_FOUND,
+        FaultKind.SERVER_ERROR,
+        FaultKind.GONE,
+        FaultKind.UNAVAILABLE,
+    }
 )
 
 

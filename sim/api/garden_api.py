@@ -16,9 +16,19 @@ import orjson
 
 from sim.api.auth import TokenKind
 from sim.api.discovery import discovery_document
-from sim.api.kinds import GARDEN_KINDS, GARDENER, KUBECONFIG_REQUEST_KINDS, NAMESPACES, PROJECTS, Kind, find_kind
+from sim.api.kinds import (
+    GARDEN_KINDS,
+    GARDENER,
+    KUBECONFIG_REQUEST_KINDS,
+    NAMESPACES,
+    PROJECTS,
+    SECRETS,
+    Kind,
+    find_kind,
+)
 from sim.api.kubeconfig import kubeconfig, to_yaml
 from sim.api.listing import ListContext
+from sim.api.monitoring import render_secret
 from sim.api.objects.gardener import (
     render_garden_namespace,
     render_kubeconfig_request,
@@ -33,7 +43,15 @@ from sim.api.simulator import (
     MIN_KUBECONFIG_SECONDS,
     Simulator,
 )
-from sim.api.status import bad_request, invalid, method_not_allowed, no_such_resource, not_found, unauthorized
+from sim.api.status import (
+    bad_request,
+    forbidden,
+    invalid,
+    method_not_allowed,
+    no_such_resource,
+    not_found,
+    unauthorized,
+)
 from sim.world.records import NamespaceRecord
 from sim.world.shoots import ShootState
 from sim.world.store import Store
@@ -61,6 +79,8 @@ def handle_garden(sim: Simulator, request: ApiRequest) -> Reply:
         if path.subresource not in kind.subresources or path.namespace is None or path.name is None:
             raise no_such_resource()
         return mint_kubeconfig(sim, request, path.namespace, path.name, path.subresource)
+    if kind is SECRETS:
+        return monitoring_secret(sim, request, path.namespace, path.name)
     world = sim.world
     store, render = _store_and_renderer(sim, kind)
     return read_objects(
@@ -77,6 +97,24 @@ def handle_garden(sim: Simulator, request: ApiRequest) -> Reply:
         ),
         chunk_bytes=sim.settings.chunk_bytes,
     )
+
+
+def monitoring_secret(sim: Simulator, request: ApiRequest, namespace: str | None, name: str | None) -> Reply:
+    """GET one shoot's `<shoot>.monitoring` secret; the garden holds no other secret fleet-sim plays."""
+    if request.method != "GET":
+        raise method_not_allowed()
+    if namespace is None or name is None:
+        raise forbidden(request.principal.user, "list", "", "secrets", namespace)
+    shoot = sim.world.shoots.get(namespace, name.removesuffix(".monitoring")) if name.endswith(".monitoring") else None
+    if shoot is None:
+        raise not_found("", "secrets", name)
+    answer = render_secret(
+        shoot,
+        prometheus_url=sim.prometheus_url(shoot.key),
+        plutono_url=f"{sim.base_url}/plutono/{shoot.key}",
+        password=sim.monitoring.password(shoot),
+    )
+    return json_reply(answer)
 
 
 def _store_and_renderer(sim: Simulator, kind: Kind) -> tuple[Store[Any], Callable[[Any], Json]]:

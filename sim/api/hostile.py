@@ -56,6 +56,16 @@ HOSTILE_CASES: tuple[tuple[FaultKind, str, int], ...] = (
     (FaultKind.REDIRECT, "nodes", 0),
 )
 
+# What a shoot's Prometheus plays in hostile mode (resource `prometheus`), one case per shoot: the
+# monitoring stack down, an answer that never ends, one of 30,000 series, a gzip bomb, one that hangs.
+MONITORING_HOSTILE_CASES: tuple[tuple[FaultKind, int], ...] = (
+    (FaultKind.UNAVAILABLE, 0),
+    (FaultKind.ENDLESS_ANSWER, 0),
+    (FaultKind.FLOOD, 30_000),
+    (FaultKind.GZIP_BOMB, 0),
+    (FaultKind.HANG, 0),
+)
+
 _CHUNK = 256 << 10
 _FILLER = b"a" * _CHUNK
 _BASE64_FILLER = b"A" * _CHUNK

@@ -6,6 +6,7 @@ docs/architecture.md, 'fleet-sim is a pure Kubernetes fake on one port'):
 - `/_sim/...` the control endpoint (control token), handed in by whoever assembles the app
   (`sim/runner.py` mounts `sim/control/endpoint.py`), so the API knows nothing of control;
 - `/shoots/<project>--<name>/...` one shoot's API server, see `sim/api/shoot_api.py`;
+- `/prometheus/<project>--<name>/...` one shoot's Prometheus, see `sim/api/prometheus_api.py`;
 - everything else: the garden's API server, see `sim/api/garden_api.py`.
 
 Each API request goes through one pipeline, in this order: log it; the configured latency;
@@ -27,21 +28,33 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from sim.api.auth import TokenKind
-from sim.api.faults import STATUS_FAULTS, Fault, FaultKind
+from sim.api.faults import ANY_SHOOT, STATUS_FAULTS, Fault, FaultKind
 from sim.api.garden_api import handle_garden
 from sim.api.hostile import KUBECONFIG_FAULTS, STREAM_FAULTS, redirect, rewrite_kubeconfig, send_stream_fault
 from sim.api.kinds import KUBECONFIG_REQUEST_KINDS
 from sim.api.paths import ApiPath, parse_api_path
+from sim.api.prometheus_api import error_reply as prometheus_error
+from sim.api.prometheus_api import flood_reply, handle_prometheus, unauthorized_reply, unavailable_reply
 from sim.api.replies import Reply, error_reply
 from sim.api.request import ApiRequest
 from sim.api.requestlog import GARDEN, LoggedRequest
 from sim.api.shoot_api import handle_shoot
 from sim.api.simulator import Simulator
-from sim.api.status import ApiError, expired, forbidden, internal_error, no_such_resource, unauthorized
+from sim.api.status import (
+    ApiError,
+    expired,
+    forbidden,
+    internal_error,
+    no_such_resource,
+    service_unavailable,
+    unauthorized,
+)
 
 logger = logging.getLogger(__name__)
 
 KUBECONFIG_SUBRESOURCES = frozenset(KUBECONFIG_REQUEST_KINDS)
+# The fault resource (and request-log tag) of a shoot's Prometheus.
+PROMETHEUS = "prometheus"
 
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -64,6 +77,8 @@ def _status_fault(fault: Fault, request: ApiRequest) -> ApiError:
             return no_such_resource()
         case FaultKind.GONE:
             return expired("too old resource version: 1 (2)")
+        case FaultKind.UNAVAILABLE:
+            return service_unavailable("the server is currently unable to handle the request (injected by fleet-sim)")
         case _:
             return internal_error("etcdserver: request timed out (injected by fleet-sim)")
 
@@ -91,6 +106,7 @@ class SimApp:
         app.router.add_route("*", "/_sim/{tail:.*}", self.control)
         app.router.add_route("*", "/shoots/{key}", self._shoot)
         app.router.add_route("*", "/shoots/{key}/{tail:.*}", self._shoot)
+        app.router.add_route("*", "/prometheus/{key}/{tail:.*}", self._prometheus)
         app.router.add_route("*", "/{tail:.*}", self._garden)
         return app
 
@@ -151,6 +167,59 @@ class SimApp:
         if fault is not None and fault.kind in KUBECONFIG_FAULTS:
             reply = rewrite_kubeconfig(reply, fault)
         return await self._send(request, reply, fault)
+
+    async def _prometheus(self, request: web.Request) -> web.StreamResponse:
+        """One shoot's Prometheus (sim/api/prometheus_api.py): the same pipeline, its own faults and errors."""
+        sim = self.sim
+        key = request.match_info["key"]
+        api_path = "/" + request.match_info.get("tail", "")
+        entry = LoggedRequest(
+            key,
+            request.method,
+            request.path,
+            api_path,
+            dict(request.query),
+            request.headers.get("Accept", ""),
+            TokenKind.NONE,
+            sim.clock.time(),
+            extra={"api": PROMETHEUS},
+        )
+        sim.requests.append(entry)
+        if sim.settings.latency_seconds > 0:
+            await asyncio.sleep(sim.settings.latency_seconds)
+        # Only a fault set on the Prometheus itself applies (never the API server's).
+        fault = sim.faults.take_exact(key, PROMETHEUS) or sim.faults.take_exact(ANY_SHOOT, PROMETHEUS)
+        if fault is not None:
+            entry.fault = fault.kind.value
+            if fault.kind is FaultKind.RESET:
+                _abort(request, reset=True)
+                return web.Response(status=204)
+            if fault.kind is FaultKind.REDIRECT:
+                return redirect(request)
+            if fault.kind is FaultKind.LATENCY:
+                await asyncio.sleep(fault.seconds)
+            elif fault.kind is FaultKind.HANG and fault.released is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(fault.released.wait(), fault.hang_bound())
+        reply = handle_prometheus(
+            sim,
+            key,
+            method=request.method,
+            path=api_path,
+            query=request.query,
+            authorization=request.headers.get("Authorization"),
+        )
+        if fault is not None and reply.status == 200:
+            if fault.kind is FaultKind.UNAUTHORIZED:
+                reply = unauthorized_reply()
+            elif fault.kind is FaultKind.UNAVAILABLE:
+                reply = unavailable_reply()
+            elif fault.kind in STATUS_FAULTS:
+                reply = prometheus_error(500, "internal", "injected by fleet-sim")
+            elif fault.kind is FaultKind.FLOOD:
+                reply = flood_reply(fault.count, sim.clock.time())
+        entry.status = reply.status
+        return await self._send(request, reply, None if fault is not None and fault.kind is FaultKind.FLOOD else fault)
 
     def _mint_fault(self, target: str, path: ApiPath) -> Fault | None:
         """A fault set for minting one shoot's credential (on the shoot's key), before the garden's own."""

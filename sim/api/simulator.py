@@ -1,4 +1,4 @@
-"""The simulator's state in one place: the world, clock, tokens, faults, request log and TLS.
+"""The simulator's state in one place: the world, clock, tokens, faults, request log, monitoring and TLS.
 
 The HTTP layer (`sim/api/server.py` and the API modules) reads it to answer requests; the control API
 (`sim/control/actions.py`) changes it. It knows its own address once the server is bound.
@@ -13,6 +13,7 @@ from sim.api.auth import Tokens
 from sim.api.faults import FaultTable
 from sim.api.kubeconfig import Json, kubeconfig
 from sim.api.listcache import ListCache
+from sim.api.monitoring import MonitoringState
 from sim.api.requestlog import RequestLog
 from sim.api.tls import TlsMaterial, generate_tls
 from sim.world.clock import Clock
@@ -57,11 +58,16 @@ class Simulator:
         self.faults = FaultTable()
         self.requests = RequestLog()
         self.list_cache = ListCache(self.settings.list_cache_bytes)
+        self.monitoring = MonitoringState()
         self.tls = tls or generate_tls((self.settings.host,))
         self.base_url = ""  # known once bound
 
     def shoot_url(self, key: str) -> str:
         return f"{self.base_url}/shoots/{key}"
+
+    def prometheus_url(self, key: str) -> str:
+        """The `prometheus-url` of the shoot's monitoring secret."""
+        return f"{self.base_url}/prometheus/{key}"
 
     def garden_kubeconfig(self) -> Json:
         return kubeconfig(
@@ -71,6 +77,7 @@ class Simulator:
     def reset(self) -> None:
         """The generated world, no faults, no minted credentials, an empty log, the real time."""
         self.faults.clear()
+        self.monitoring.reset()
         self.world.reset()
         self.list_cache.clear()
         self.tokens.forget_minted()

@@ -17,10 +17,11 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sim.api.auth import TokenKind
 from sim.api.faults import Fault, FaultKind
-from sim.api.hostile import HOSTILE_CASES
+from sim.api.hostile import HOSTILE_CASES, MONITORING_HOSTILE_CASES
 from sim.api.kinds import CERTIFICATES, SHOOT_KINDS
 from sim.api.kubeconfig import Json, kubeconfig
 from sim.api.requestlog import GARDEN, LoggedRequest
+from sim.api.server import PROMETHEUS
 from sim.api.simulator import MIN_KUBECONFIG_SECONDS, Simulator
 from sim.control.expected import ExpectedShoot, expected_shoot
 from sim.world.shoots import ShootState
@@ -112,6 +113,18 @@ class SimControl:
         return played
 
     @on_loop
+    def hostile_monitoring(self, keys: list[str] | None = None, seconds: float = 60.0) -> list[dict[str, Any]]:
+        """The hostile cases of a shoot's Prometheus (MONITORING_HOSTILE_CASES), one per shoot of `keys`
+        (default: the serving shoots in order); answers which shoot plays which case."""
+        chosen = keys if keys is not None else [s.key for s in self.sim.world.shoots.iter_from() if s.serving]
+        played: list[dict[str, Any]] = []
+        for key, (kind, count) in zip(chosen, MONITORING_HOSTILE_CASES, strict=False):
+            self.sim.world.require_shoot(key)
+            self.sim.faults.add(Fault(kind, key, PROMETHEUS, seconds, None, count))
+            played.append({"shoot": key, "kind": kind.value, "resource": PROMETHEUS, "count": count})
+        return played
+
+    @on_loop
     def clear_faults(self, target: str | None = None) -> None:
         """Drop faults (of one target, or all), releasing requests that hang."""
         self.sim.faults.clear(target)
@@ -176,6 +189,24 @@ class SimControl:
             token=token,
             user=f"{key}-{kind.value}",
         )
+
+    # --- monitoring ----------------------------------------------------------------------------
+
+    @on_loop
+    def rotate_monitoring(self, key: str) -> None:
+        """Rotate the shoot's monitoring credentials: the old password gets 401 from its Prometheus."""
+        self.sim.world.require_shoot(key)
+        self.sim.monitoring.rotate(key)
+
+    @on_loop
+    def set_monitoring_labels(self, exported: bool, key: str | None = None) -> None:
+        """Whether kube-state-metrics exports the pool and namespace-id labels (its allow-list), for one
+        shoot or (no key) for every shoot without a setting of its own."""
+        if key is None:
+            self.sim.monitoring.default_labels_exported = exported
+            return
+        self.sim.world.require_shoot(key)
+        self.sim.monitoring.labels_exported[key] = exported
 
     # --- changing shoots -----------------------------------------------------------------------
 
@@ -273,6 +304,9 @@ HTTP_ACTIONS: tuple[str, ...] = (
     "clear_requests",
     "fault",
     "hostile",
+    "hostile_monitoring",
+    "rotate_monitoring",
+    "set_monitoring_labels",
     "clear_faults",
     "faults",
     "compact",

@@ -37,12 +37,17 @@ def node_ip(shoot: ShootState, name: str) -> str:
     return f"10.250.{value % 250}.{value // 250 % 250 + 1}"
 
 
+def ready_status(node: NodeRecord) -> str:
+    """The node's Ready condition: `True`, or for a node that is not ready `False` or `Unknown` (stable per name)."""
+    return "True" if node.ready else ("Unknown" if derive.stable_int("unknown", node.name) % 2 else "False")
+
+
 def render_node(node: NodeRecord, shoot: ShootState) -> Json:
     created = created_at(shoot.created, node.name)
     moment = rfc3339(created)
     millicores, memory_bytes = derive.allocatable(node.machine_type, node.cores, node.memory_gib)
-    ready_status = "True" if node.ready else ("Unknown" if derive.stable_int("unknown", node.name) % 2 else "False")
-    ready_reason = {"True": "KubeletReady", "False": "KubeletNotReady", "Unknown": "NodeStatusUnknown"}[ready_status]
+    status = ready_status(node)
+    ready_reason = {"True": "KubeletReady", "False": "KubeletNotReady", "Unknown": "NodeStatusUnknown"}[status]
     version = f"v{shoot.kubernetes_version}"
     ident = derive.stable_uuid(shoot.uid, "machine", node.name)
     obj: Json = {
@@ -117,9 +122,7 @@ def render_node(node: NodeRecord, shoot: ShootState) -> Json:
                     moment,
                     heartbeat=True,
                 ),
-                condition(
-                    "Ready", ready_status, ready_reason, f"kubelet status is {ready_status}", moment, heartbeat=True
-                ),
+                condition("Ready", status, ready_reason, f"kubelet status is {status}", moment, heartbeat=True),
             ],
             "addresses": [
                 {"type": "InternalIP", "address": node_ip(shoot, node.name)},
