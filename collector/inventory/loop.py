@@ -187,7 +187,9 @@ class InventoryLoop:
                 async with self._pool.connection() as conn, conn.transaction():
                     ledger = await store.store_reading(conn, cluster.id, reading, observed=observed)
         except TimeoutError:
-            error = f"timed out after {self._settings.timeout_seconds:g} s (INVENTORY_TIMEOUT) while {phase}"
+            # A Prometheus source's timeout names the Prometheus, as its other failures do.
+            where = " the shoot's Prometheus" if phase == "reading" and self._settings.source == "prometheus" else ""
+            error = f"timed out after {self._settings.timeout_seconds:g} s (INVENTORY_TIMEOUT) while {phase}{where}"
             return await self._failed(cluster, started, "timeout", error, context)
         except KubeError as e:
             return await self._failed(cluster, started, e.reason, f"{phase} the shoot: {e}", context)

@@ -27,7 +27,7 @@ from collector.kube.errors import KubeError, Unauthorized
 from collector.kube.garden import Gardener
 from collector.kube.limits import DEFAULT_LIMITS, ResponseLimits
 from collector.prometheus.http import PrometheusClient
-from collector.prometheus.queries import QUERIES, cluster_metrics
+from collector.prometheus.queries import QUERIES, cluster_metrics, vector
 from collector.prometheus.resolve import MonitoringResolver
 
 logger = logging.getLogger(__name__)
@@ -87,9 +87,14 @@ class MonitoringReader:
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
     async def _read(self, client: PrometheusClient) -> Reading:
-        # One after another over the one connection; the answers are a handful of series each.
-        answers = {name: await client.query(expression, name=name) for name, expression in QUERIES.items()}
-        metrics = cluster_metrics(answers, f"Prometheus {client.target.url}")
+        # One after another over the one connection; each answer is checked (and dropped) before the next
+        # is asked for, so a hostile one fails the cluster at once.
+        what = f"Prometheus {client.target.url}"
+        samples = {
+            name: vector(await client.query(expression, name=name), f"{what} query {name}")
+            for name, expression in QUERIES.items()
+        }
+        metrics = cluster_metrics(samples, what)
         unseen = Unlisted(NOT_VISIBLE, "the Prometheus source cannot see the ledger's objects; left as they were")
         ledger: dict[str, SourceResult] = {source.resource_type: unseen for source in self._sources}
         return Reading(

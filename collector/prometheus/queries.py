@@ -144,9 +144,8 @@ def by_pool(samples: list[Sample], what: str) -> tuple[int, dict[str, int]]:
     return total, pools
 
 
-def cluster_metrics(answers: Mapping[str, Mapping[str, object]], what: str) -> ClusterMetrics:
-    """The numbers of one cluster from the answers to QUERIES (by name). Raises BadResponse or TooLarge."""
-    samples = {name: vector(answers[name], f"{what} query {name}") for name in QUERIES}
+def cluster_metrics(samples: Mapping[str, list[Sample]], what: str) -> ClusterMetrics:
+    """The numbers of one cluster from the samples of QUERIES (by name, each read with `vector`). Raises BadResponse."""
     nodes, pool_nodes = by_pool(samples["pool_nodes"], f"{what} query pool_nodes")
     ready, pool_ready = by_pool(samples["pool_ready"], f"{what} query pool_ready")
     if ready > nodes:
