@@ -53,7 +53,7 @@ def model(shared_fleet_api: FleetApiUnderTest) -> dict[str, list[tuple[Any, ...]
         "snapshots": rows(
             db,
             "SELECT cluster_id, nodes, ready_nodes, pods, allocatable_pods, cpu_allocatable_millicores,"
-            " memory_allocatable_bytes FROM tenant.cluster_snapshots",
+            " memory_allocatable_bytes, source FROM tenant.cluster_snapshots",
         ),
     }
 
@@ -134,6 +134,24 @@ async def test_deleted_organization_counts_nothing_although_a_cluster_was_left_l
     assert (owner.clusters, owner.projects, owner.namespaces, owner.ready_nodes, owner.pods) == (0, 0, 0, 0, 0)
     live = await list_all(shared_fleet_api)
     assert leftover not in {c.id for c in live}
+
+
+async def test_every_snapshot_says_which_source_read_it(
+    shared_fleet_api: FleetApiUnderTest, model: dict[str, list[tuple[Any, ...]]]
+) -> None:
+    stored = {str(r[0]): r[7] for r in model["snapshots"]}
+    listed = await list_all(shared_fleet_api, "grpc", include_deleted=True)
+    names = {
+        "apiserver": fleet_pb2.SNAPSHOT_SOURCE_API_SERVER,
+        "prometheus": fleet_pb2.SNAPSHOT_SOURCE_PROMETHEUS,
+        None: fleet_pb2.SNAPSHOT_SOURCE_UNSPECIFIED,
+    }
+    seen = set()
+    for cluster in listed:
+        if cluster.id in stored:
+            assert cluster.snapshot.source == names[stored[cluster.id]], cluster.name
+            seen.add(cluster.snapshot.source)
+    assert seen == set(names.values()), "the fixture stores every case"
 
 
 # --- one cluster in full ------------------------------------------------------------------------------
@@ -439,7 +457,7 @@ async def test_fleet_summary(
     for t in ready:
         snap = snapshots.get(uuid.UUID(t.id))
         if snap is not None:
-            sums = [a + b for a, b in zip(sums, snap[1:], strict=True)]
+            sums = [a + b for a, b in zip(sums, snap[1:7], strict=True)]
     assert (summary.organizations, summary.organizations_listed) == (len(live_orgs), sum(1 for r in live_orgs if r[3]))
     assert (summary.clusters, summary.projects, summary.namespaces) == tuple(
         sum(c[i] for c in counts.values()) for i in range(3)
