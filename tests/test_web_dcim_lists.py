@@ -206,6 +206,9 @@ def detail_expectations(world: WebWorld) -> dict[str, Any]:
         findings = conn.execute(
             "SELECT count(*) FROM tenant.drift_findings WHERE cluster_id = %s AND resolved IS NULL", (cluster_id,)
         ).fetchone()
+        source = conn.execute(
+            "SELECT source FROM tenant.cluster_snapshots WHERE cluster_id = %s", (cluster_id,)
+        ).fetchone()
         ledger = {
             str(r[0]): (r[1], r[2])
             for r in conn.execute(
@@ -222,6 +225,9 @@ def detail_expectations(world: WebWorld) -> dict[str, Any]:
         "namespaces": namespaces,
         "findings": findings[0],
         "ledger": ledger,
+        "read_from": {"apiserver": "the shoot's API server", "prometheus": "the shoot's Prometheus"}.get(
+            source[0] if source else None, "not recorded"
+        ),
     }
 
 
@@ -240,6 +246,8 @@ async def test_a_clusters_detail_shows_pools_namespaces_findings_and_ledger(page
     namespaces = {(row[0], row[1]): row[2] for row in await page.table("#namespaces")}
     assert namespaces == {key: "—" if pods is None else str(pods) for key, pods in expected["namespaces"].items()}
     assert len(await page.table("#cluster-findings")) == expected["findings"]
+    snapshot = " ".join((await page.text("#cluster-snapshot")).split())
+    assert "Read from" in snapshot and expected["read_from"] in snapshot, snapshot
     ledger = {row[0]: (int(row[1]), int(row[2])) for row in await page.table("#ledger-counts")}
     assert ledger == expected["ledger"]
     assert page.errors() == []
