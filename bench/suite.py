@@ -345,6 +345,85 @@ def read_collector_fanout(results: Sequence[Result]) -> tuple[list[Row], list[Po
     return rows, points
 
 
+# -- issue 21: the two collection sources side by side ----------------------------------------------
+
+
+def plan_collector_sources(options: Options) -> list[Run]:
+    # One fleet for both sources; the quick mode takes a tenth of it.
+    percent = 10 if options.quick else 100
+    shoots = 2000 * percent // 100
+    return [
+        Run(
+            "collector_sources",
+            "bench.collector_sources",
+            ("--shoots", str(shoots), "--dsn", options.dsn),
+            percent,
+            timeout_seconds=1800.0,
+        )
+    ]
+
+
+SOURCE_LABELS = {"apiserver": "API-server source", "prometheus": "Prometheus source"}
+
+
+def read_collector_sources(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    run, f = largest(results)
+    note = size_note(run) or f"{f['apiserver_warm_clusters']:,.0f} shoots, 64 workers, 50 ms per call, one run"
+    rows: list[Row] = []
+    for source, label in SOURCE_LABELS.items():
+        for phase, cached in (("cold", "nothing cached"), ("warm", "credentials cached")):
+            key = f"{source}_{phase}"
+            rows.append(
+                Row(
+                    "collector_sources",
+                    f"one round, {label}, {cached}",
+                    f[f"{key}_seconds"],
+                    "s",
+                    "ideal: clusters x requests x latency / workers",
+                    f[f"{key}_ideal_seconds"],
+                    Target("<=", collector_fanout.TARGET_RATIO),
+                    note,
+                )
+            )
+        warm, cold = f"{source}_warm", f"{source}_cold"
+        rows += [
+            Row("collector_sources", f"worker CPU per cluster, {label}", f[f"{warm}_worker_cpu_ms_per_cluster"], "ms"),
+            Row(
+                "collector_sources",
+                f"requests per cluster, {label}",
+                f[f"{warm}_requests_per_cluster"],
+                "requests",
+                note=f"{f[f'{cold}_requests_per_cluster']:.2f} with nothing cached",
+            ),
+            Row(
+                "collector_sources",
+                f"bytes read per cluster, {label}",
+                f[f"{warm}_kib_read_per_cluster"],
+                "KiB",
+                note="body bytes of the answers the reading used",
+            ),
+            Row(
+                "collector_sources",
+                f"shoot credentials minted per round, {label}",
+                f[f"{cold}_credentials_minted"],
+                "credentials",
+                note=f"nothing cached; {f[f'{warm}_credentials_minted']:.0f} once cached; "
+                f"monitoring secrets read: {f[f'{cold}_secrets_read']:.0f} and {f[f'{warm}_secrets_read']:.0f}",
+            ),
+        ]
+    rows.append(
+        Row(
+            "collector_sources",
+            "numbers the two sources stored differently",
+            f["differences"],
+            "numbers",
+            target=Target("==", 0),
+            note=f"of {f['compared_numbers']:,.0f} cluster, node pool and namespace numbers of the same world",
+        )
+    )
+    return rows, []
+
+
 # -- issue 17: the collector against hostile shoots ---------------------------------------------------
 
 
@@ -578,6 +657,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("overview_api", plan_overview_api, read_overview_api),
     Benchmark("collector_huge", plan_collector_huge, read_collector_huge),
     Benchmark("collector_fanout", plan_collector_fanout, read_collector_fanout),
+    Benchmark("collector_sources", plan_collector_sources, read_collector_sources),
     Benchmark("collector_hostile", plan_collector_hostile, read_collector_hostile),
     Benchmark("reconcile", plan_reconcile, read_reconcile),
     Benchmark("sim_scale", plan_sim_scale, read_sim_scale),

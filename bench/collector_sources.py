@@ -1,0 +1,285 @@
+"""Benchmark: the two collection sources side by side, on one 2,000-shoot fleet, 50 ms per call, 64 workers.
+
+    .venv/bin/python -m bench.collector_sources [--shoots 2000] [--workers 64] [--latency 0.05] [--dsn DSN]
+
+One fleet-sim process (the fan-out benchmark's fleet and profile, the latency added to every answer
+of the garden, of every shoot's API server and of every shoot's Prometheus) and one database. The
+same clusters are collected four times, each round timed with the CPU of the worker, the simulator
+and PostgreSQL: the API-server source (INVENTORY_SOURCE=apiserver) cold (every credential minted)
+and warm (credentials cached), then the Prometheus source (INVENTORY_SOURCE=prometheus) cold (every
+monitoring secret read) and warm (secrets cached). Per source it reports the round against its
+ideal (clusters x requests per cluster x latency / workers), the worker's CPU per cluster, the
+requests and body bytes per cluster, and the credentials minted (and secrets read) per round. Then
+it compares what the two stored: every cluster, node pool and namespace snapshot number, printing
+each difference. Exits non-zero when the two disagree in any number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import psycopg
+
+from bench.collector_fanout import (
+    TARGET_RATIO,
+    GcTimer,
+    bench_fleet,
+    cpu_seconds,
+    process_cpu_seconds,
+    server_cpu_seconds,
+)
+from bench.common import module_command, postgres, simulator_process, worker_database
+from collector.inventory import store
+from collector.inventory.garden_reader import GardenReader
+from collector.inventory.loop import InventoryLoop, RoundSummary
+from collector.inventory.monitoring_reader import MonitoringReader
+from collector.inventory.reading import ClusterReader, ClusterRow
+from collector.inventory.sources import SOURCES
+from collector.kube.client import garden_client
+from collector.kube.credential_cache import CredentialCache, renew_margin
+from collector.kube.garden import RealGardener, shoot_refs
+from collector.kube.limits import DEFAULT_LIMITS
+from collector.prometheus.http import tls_context
+from collector.prometheus.resolve import MonitoringResolver
+from collector.settings import InventorySettings
+from common import eventloop
+from common.database import make_pool
+from common.eventloop import DEFAULT_EVENT_LOOP
+from common.garbage_collection import DEFAULT_GC_THRESHOLD, set_gc_threshold
+from common.labels import CLUSTER_ID_LABEL
+from common.settings import DatabaseSettings
+from sim.control.statedir import CA_FILE
+
+DATABASE = "fleet_bench_sources"
+SOURCE_NAMES = ("apiserver", "prometheus")
+Snapshots = dict[str, dict[str, tuple[Any, ...]]]
+
+
+def snapshots(admin_dsn: str) -> Snapshots:
+    """Every snapshot number stored (not when, not from where), by table and row id."""
+    with psycopg.connect(admin_dsn) as conn:
+        clusters = conn.execute(
+            "SELECT cluster_id::text, nodes, ready_nodes, pods, allocatable_pods, cpu_allocatable_millicores,"
+            " memory_allocatable_bytes, last_error IS NOT NULL FROM tenant.cluster_snapshots"
+        ).fetchall()
+        pools = conn.execute("SELECT node_pool_id::text, nodes, ready_nodes FROM tenant.node_pool_snapshots").fetchall()
+        namespaces = conn.execute("SELECT namespace_id::text, pods FROM tenant.namespace_snapshots").fetchall()
+    return {
+        "cluster": {r[0]: tuple(r[1:]) for r in clusters},
+        "node pool": {r[0]: tuple(r[1:]) for r in pools},
+        "namespace": {r[0]: tuple(r[1:]) for r in namespaces},
+    }
+
+
+def differences(a: Snapshots, b: Snapshots) -> list[str]:
+    out: list[str] = []
+    for table, rows_a in a.items():
+        rows_b = b[table]
+        for key in sorted(set(rows_a) | set(rows_b)):
+            if rows_a.get(key) != rows_b.get(key):
+                out.append(f"{table} {key}: apiserver {rows_a.get(key)} prometheus {rows_b.get(key)}")
+    return out
+
+
+def report(
+    name: str,
+    summary: RoundSummary,
+    wall: float,
+    cpu: tuple[float, float, float],
+    garbage: GcTimer,
+    extra_requests: int,
+    minted: int,
+    secrets: int,
+    workers: int,
+    latency: float,
+    figures: dict[str, float],
+) -> float:
+    collected = [r.reading for r in summary.results if r.ok and r.reading is not None]
+    clusters = len(summary.results)
+    requests = (sum(r.requests for r in collected) + extra_requests) / max(1, len(collected))
+    read = sum(r.bytes_read for r in collected) / max(1, len(collected))
+    ideal = clusters * requests * latency / workers
+    ratio = wall / ideal
+    cpu_ms = cpu[0] / max(1, clusters) * 1000
+    print(
+        f"{name:<16} {clusters:>5} clusters {summary.failed:>3} failed  ideal {ideal:6.2f} s  measured {wall:6.2f} s"
+        f"  ratio {ratio:4.2f}\n"
+        f"                 worker CPU {cpu[0]:6.2f} s ({cpu_ms:.1f} ms per cluster), simulator {cpu[1]:6.2f} s,"
+        f" PostgreSQL {cpu[2]:6.2f} s; GC {garbage.collections} collections {garbage.seconds:.2f} s\n"
+        f"                 {requests:.2f} requests and {read / 1024:.1f} KiB read per cluster;"
+        f" {minted} credentials minted, {secrets} monitoring secrets read this round"
+    )
+    for failure, count in Counter(f"{r.reason}: {r.error}" for r in summary.results if not r.ok).most_common(3):
+        print(f"                 {count} x {failure}")
+    figures.update(
+        {
+            f"{name}_clusters": clusters,
+            f"{name}_failed": summary.failed,
+            f"{name}_seconds": wall,
+            f"{name}_ideal_seconds": ideal,
+            f"{name}_ratio": ratio,
+            f"{name}_worker_cpu_ms_per_cluster": cpu_ms,
+            f"{name}_simulator_cpu_seconds": cpu[1],
+            f"{name}_postgres_cpu_seconds": cpu[2],
+            f"{name}_requests_per_cluster": requests,
+            f"{name}_kib_read_per_cluster": read / 1024,
+            f"{name}_credentials_minted": minted,
+            f"{name}_secrets_read": secrets,
+        }
+    )
+    return ratio
+
+
+async def measure(
+    worker_dsn: str,
+    admin_dsn: str,
+    kubeconfig: Path,
+    pids: tuple[int, int | None],
+    shoots: int,
+    workers: int,
+    latency: float,
+    figures: dict[str, float],
+) -> bool:
+    pool = make_pool(
+        DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
+        application_name="bench-sources",
+    )
+    await pool.open(wait=True)
+    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
+    timeout = 60.0
+    settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
+    credentials = CredentialCache(gardener, kind="admin", lifetime_seconds=3600, renew_before=renew_margin(timeout))
+    resolver = MonitoringResolver(gardener, ttl_seconds=3600)
+    readers: dict[str, ClusterReader] = {
+        # Both with the worker's own bounds (its defaults).
+        "apiserver": GardenReader(
+            gardener, credentials, sources=SOURCES, timeout_seconds=timeout, limits=DEFAULT_LIMITS
+        ),
+        "prometheus": MonitoringReader(
+            gardener,
+            resolver,
+            sources=SOURCES,
+            timeout_seconds=timeout,
+            context=tls_context(kubeconfig.parent / CA_FILE),
+            limits=DEFAULT_LIMITS,
+        ),
+    }
+    stored: dict[str, Snapshots] = {}
+    ratios: list[float] = []
+    try:
+        async with pool.connection() as conn:
+            ready = await store.ready_clusters(conn)
+        refs = shoot_refs(await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL), CLUSTER_ID_LABEL)
+        clusters = [c for c in ready if c.id in refs][:shoots]
+        print(f"{len(clusters)} clusters with a shoot; {workers} workers, {latency * 1000:g} ms per call")
+        for source in SOURCE_NAMES:
+            loop = InventoryLoop(pool=pool, reader=readers[source], settings=settings)
+            for phase in ("cold", "warm"):
+                ratios.append(
+                    await one_round(
+                        f"{source}_{phase}", loop, clusters, credentials, resolver, pids, workers, latency, figures
+                    )
+                )
+            stored[source] = snapshots(admin_dsn)
+    finally:
+        await gardener.close()
+        await pool.close()
+    found = differences(stored["apiserver"], stored["prometheus"])
+    figures["differences"] = len(found)
+    figures["compared_numbers"] = sum(
+        len(rows) * len(next(iter(rows.values()), ())) for rows in stored["apiserver"].values()
+    )
+    print(f"agreement: {len(found)} differences in {figures['compared_numbers']:.0f} stored numbers")
+    for line in found[:20]:
+        print(f"  {line}")
+    print(f"target: ratio <= {TARGET_RATIO} for each round (reported), no difference (required)")
+    return not found
+
+
+async def one_round(
+    name: str,
+    loop: InventoryLoop,
+    clusters: Sequence[ClusterRow],
+    credentials: CredentialCache,
+    resolver: MonitoringResolver,
+    pids: tuple[int, int | None],
+    workers: int,
+    latency: float,
+    figures: dict[str, float],
+) -> float:
+    sim_pid, postmaster = pids
+    minted, secrets = sum(credentials.minted.values()), resolver.reads
+    cpu, sim_cpu, pg_cpu = cpu_seconds(), process_cpu_seconds(sim_pid), server_cpu_seconds(postmaster)
+    started = time.perf_counter()
+    with GcTimer() as garbage:
+        summary = await loop.run_once(list(clusters))
+    wall = time.perf_counter() - started
+    spent = (cpu_seconds() - cpu, process_cpu_seconds(sim_pid) - sim_cpu, server_cpu_seconds(postmaster) - pg_cpu)
+    minted = sum(credentials.minted.values()) - minted
+    secrets = resolver.reads - secrets
+    return report(name, summary, wall, spent, garbage, minted + secrets, minted, secrets, workers, latency, figures)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.collector_sources", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shoots", type=int, default=2000)
+    parser.add_argument("--workers", type=int, default=64)
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds the simulator adds to every answer")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--dsn", help="a superuser DSN of a server to use instead of a throwaway embedded one")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.ERROR)
+    fleet = bench_fleet(args.shoots, args.seed)
+    with (
+        postgres(args.dsn, name="sources") as (superuser, postmaster),
+        # The fan-out benchmark's simulator: the same fleet and content profile.
+        simulator_process(
+            module_command(
+                "bench.collector_fanout",
+                "--shoots",
+                str(args.shoots),
+                "--seed",
+                str(args.seed),
+                "--latency",
+                str(args.latency),
+                "--event-loop",
+                DEFAULT_EVENT_LOOP,
+                "--gc-threshold",
+                str(DEFAULT_GC_THRESHOLD),
+            ),
+            name="sources",
+        ) as (kubeconfig, sim_pid),
+    ):
+        worker_dsn = worker_database(superuser, DATABASE, fleet)
+        admin_dsn = psycopg.conninfo.make_conninfo(superuser, dbname=DATABASE)
+        figures: dict[str, float] = {"workers": args.workers, "latency_seconds": args.latency, "shoots": args.shoots}
+        set_gc_threshold(DEFAULT_GC_THRESHOLD)
+        ok = eventloop.run(
+            measure(
+                worker_dsn,
+                admin_dsn,
+                kubeconfig,
+                (sim_pid, postmaster),
+                args.shoots,
+                args.workers,
+                args.latency,
+                figures,
+            ),
+            event_loop=DEFAULT_EVENT_LOOP,
+        )
+    if args.json:
+        args.json.write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
