@@ -8,6 +8,9 @@ cluster's previous numbers, name the source in `last_error` and leave the other 
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +18,7 @@ import pytest
 from tests.fixtures.collector import Collector, shoot_key_of
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
+from tests.test_collector_process import PROJECT, WAIT_SECONDS, ready_ids, real_worker_env, serving_labels
 from tests.test_collector_sim import assert_stored_equals_expected, rows
 
 
@@ -217,3 +221,35 @@ async def test_a_shoot_without_monitoring_fails_alone_as_monitoring_unavailable(
     assert len(failed) == 1 and failed[0].reason == "monitoring_unavailable", [r.error for r in failed]
     assert failed[0].error is not None and ".monitoring does not exist" in failed[0].error
     assert "the shoot's Prometheus" in failed[0].error
+
+
+def test_the_worker_process_collects_through_prometheus_without_minting(
+    sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path
+) -> None:
+    """`cluster-worker collect` as a process with INVENTORY_SOURCE=prometheus and the simulator's CA."""
+    ca_file = tmp_path / "ca.crt"
+    ca_file.write_bytes(sim.server.sim.tls.ca_pem)
+    env = real_worker_env(sim, sim_database, tmp_path, INVENTORY_SOURCE="prometheus", PROMETHEUS_CA_FILE=str(ca_file))
+    ready, served = ready_ids(sim_database), serving_labels(sim)
+    chosen = sorted(cid for cid in ready if cid in served)[:3]
+    sim.control.clear_requests()
+    done = subprocess.run(
+        [sys.executable, "-m", "collector.main", "collect", *(a for cid in chosen for a in ("--cluster", cid))],
+        cwd=PROJECT,
+        env=env,
+        capture_output=True,
+        timeout=WAIT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    stored = rows(
+        sim_database,
+        "SELECT cluster_id::text, source FROM tenant.cluster_snapshots"
+        " WHERE last_error IS NULL AND observed IS NOT NULL",
+    )
+    assert {(r["cluster_id"], r["source"]) for r in stored} == {(cid, "prometheus") for cid in chosen}
+    log = sim.control.requests()
+    assert not [r for r in log if r.api_path.endswith("kubeconfig")]
+    assert {r.target for r in log if r.extra.get("api") == "prometheus"} == {
+        s.key for s in sim.shoots(lambda s: s.cluster_label in chosen)
+    }
