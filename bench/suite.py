@@ -371,7 +371,8 @@ def read_collector_sources(results: Sequence[Result]) -> tuple[list[Row], list[P
     note = size_note(run) or f"{f['apiserver_warm_clusters']:,.0f} shoots, 64 workers, 50 ms per call, one run"
     rows: list[Row] = []
     for source, label in SOURCE_LABELS.items():
-        for phase, cached in (("cold", "nothing cached"), ("warm", "credentials cached")):
+        warm_label = "credentials cached" if source == "apiserver" else "monitoring secrets cached"
+        for phase, cached in (("cold", "nothing cached"), ("warm", warm_label)):
             key = f"{source}_{phase}"
             rows.append(
                 Row(

@@ -190,3 +190,37 @@ def test_the_hostile_reader_gives_each_bomb_its_rss_and_livez_rows(rss_mb: float
     assert len(rows) == 2 * len(collector_hostile.BOMBS)
     assert {row.met for row in rows if row.unit == "MB"} == {met}
     assert {row.met for row in rows if row.unit == "ms"} == {True}
+
+
+@pytest.mark.parametrize(("differences", "met"), [(0, True), (3, False)])
+def test_the_sources_reader_compares_both_sources_and_requires_agreement(differences: int, met: bool) -> None:
+    figures: dict[str, float] = {"differences": differences, "compared_numbers": 5000}
+    for source in ("apiserver", "prometheus"):
+        for phase in ("cold", "warm"):
+            key = f"{source}_{phase}"
+            figures |= {
+                f"{key}_clusters": 2000,
+                f"{key}_seconds": 20.0,
+                f"{key}_ideal_seconds": 10.0,
+                f"{key}_worker_cpu_ms_per_cluster": 5.0,
+                f"{key}_requests_per_cluster": 7.0,
+                f"{key}_kib_read_per_cluster": 20.0,
+                f"{key}_credentials_minted": 2000.0 if (source, phase) == ("apiserver", "cold") else 0.0,
+                f"{key}_secrets_read": 2000.0 if (source, phase) == ("prometheus", "cold") else 0.0,
+            }
+    rows, points = suite.read_collector_sources([(suite.Run("collector_sources", "m", ()), figures)])
+    assert points == []
+    by_figure = {row.figure: row for row in rows}
+    agreement = by_figure["numbers the two sources stored differently"]
+    assert (
+        agreement.value == differences
+        and (agreement.target is not None)
+        and meets(agreement.value, agreement.target) == met
+    )
+    rounds = [row for row in rows if row.figure.startswith("one round")]
+    assert len(rounds) == 4 and all(row.ratio == 2.0 for row in rounds)
+    minted = {row.figure: row.value for row in rows if row.figure.startswith("shoot credentials minted")}
+    assert minted == {
+        "shoot credentials minted per round, API-server source": 2000.0,
+        "shoot credentials minted per round, Prometheus source": 0.0,
+    }

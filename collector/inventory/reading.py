@@ -58,9 +58,6 @@ class Reading:
     """Body bytes the reading received (for summaries and benchmarks; 0 where not counted)."""
 
 
-SOURCES_OF_READINGS = ("apiserver", "prometheus", "mock")
-
-
 class CollectError(Exception):
     """A collection failed for a reason of the collector's own (not one API call's)."""
 
