@@ -130,14 +130,16 @@ def test_bad_settings_are_refused_with_the_variable_named(tmp_path: Path, env: d
 
 
 def test_the_hostile_mode_names_the_shoot_of_each_case_and_plays_it(tmp_path: Path) -> None:
-    from sim.api.hostile import HOSTILE_CASES  # noqa: PLC0415
+    from sim.api.hostile import HOSTILE_CASES, MONITORING_HOSTILE_CASES  # noqa: PLC0415
 
     process = start(tmp_path, "--fleet", "test", "--hostile")
     try:
         assert process.stdout is not None
-        lines = [process.stdout.readline() for _ in range(2 + len(HOSTILE_CASES))]
+        lines = [process.stdout.readline() for _ in range(2 + len(HOSTILE_CASES) + len(MONITORING_HOSTILE_CASES))]
         cases = [line.split() for line in lines[2:]]
-        assert [(c[3], c[5]) for c in cases] == [(k.value, r) for k, r, _ in HOSTILE_CASES], lines
+        assert [(c[3], c[5]) for c in cases] == [(k.value, r) for k, r, _ in HOSTILE_CASES] + [
+            (k.value, "prometheus") for k, _ in MONITORING_HOSTILE_CASES
+        ], lines
         state = orjson.loads((tmp_path / "state" / "sim.json").read_bytes())
         token = Path(state["control_token_file"]).read_text().strip()
         context = ssl.create_default_context(cafile=state["ca_file"])

@@ -119,6 +119,15 @@ class ControlClient:
     async def hostile(self, keys: list[str] | None = None, seconds: float = 60.0) -> list[dict[str, Any]]:
         return cast(list[dict[str, Any]], await self.call("hostile", keys=keys, seconds=seconds))
 
+    async def hostile_monitoring(self, keys: list[str] | None = None, seconds: float = 60.0) -> list[dict[str, Any]]:
+        return cast(list[dict[str, Any]], await self.call("hostile_monitoring", keys=keys, seconds=seconds))
+
+    async def rotate_monitoring(self, key: str) -> None:
+        await self.call("rotate_monitoring", key=key)
+
+    async def set_monitoring_labels(self, exported: bool, key: str | None = None) -> None:
+        await self.call("set_monitoring_labels", exported=exported, key=key)
+
     async def clear_faults(self, target: str | None = None) -> None:
         await self.call("clear_faults", target=target)
 
