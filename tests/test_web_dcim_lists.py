@@ -226,7 +226,7 @@ def detail_expectations(world: WebWorld) -> dict[str, Any]:
         "findings": findings[0],
         "ledger": ledger,
         "read_from": {"apiserver": "the shoot's API server", "prometheus": "the shoot's Prometheus"}.get(
-            source[0] if source else None, "not recorded"
+            str(source[0]) if source else "", "not recorded"
         ),
     }
 
