@@ -97,9 +97,18 @@ def test_probes_use_the_health_endpoints(name: str) -> None:
 
 
 def test_configuration_comes_from_values() -> None:
-    found = workloads(render("platformPublicApi.cacheTtlSeconds=30", "clusterWorkerInventory.credential=viewer"))
+    found = workloads(
+        render(
+            "platformPublicApi.cacheTtlSeconds=30",
+            "clusterWorkerInventory.credential=viewer",
+            "clusterWorkerInventory.source=prometheus",
+        )
+    )
     assert env_of(containers(found["platform-public-api"])[0])["CACHE_TTL"] == "30"
-    assert env_of(containers(found["cluster-worker-inventory"])[0])["INVENTORY_CREDENTIAL"] == "viewer"
+    inventory = env_of(containers(found["cluster-worker-inventory"])[0])
+    assert inventory["INVENTORY_CREDENTIAL"] == "viewer"
+    assert inventory["INVENTORY_SOURCE"] == "prometheus"
+    assert env_of(containers(workloads(render())["cluster-worker-inventory"])[0])["INVENTORY_SOURCE"] == "apiserver"
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -182,8 +191,9 @@ def test_each_ordinal_of_the_statefulset_collects_its_own_shard(tmp_path: Path) 
         ("platformPublicApi.cacheTtlSeconds=120", "/platformPublicApi/cacheTtlSeconds"),
         ("platformPublicApi.cachTtl=3", "'cachTtl' not allowed"),
         ("gardener.mode=fake", "/gardener/mode"),
+        ("clusterWorkerInventory.source=metrics", "/clusterWorkerInventory/source"),
     ],
-    ids=["unknown-credential", "no-shards", "ttl-above-a-minute", "misspelt-key", "unknown-gardener-mode"],
+    ids=["unknown-credential", "no-shards", "ttl-above-a-minute", "misspelt-key", "unknown-gardener-mode", "source"],
 )
 def test_values_schema_refuses_bad_values_naming_them(setting: str, complaint: str) -> None:
     result = helm("template", "rel", str(CHART), "--set", setting)
