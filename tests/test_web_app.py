@@ -105,3 +105,14 @@ async def test_dcim_app_serves_its_own_page_and_modules() -> None:
     assert parsed_config(config.text) == {"platformApiUrl": "", "adminApiUrl": "https://fleet.example"}
     assert "connect-src 'self' https://fleet.example" in page.headers["content-security-policy"]
     assert console_script.status_code == 404
+
+
+async def test_dcim_app_hands_a_gardener_dashboard_url_to_the_page_and_refuses_a_relative_one() -> None:
+    app = dcim_app("https://fleet.example", gardener_dashboard_url="https://dashboard.garden.example/")
+    async with serve_pages(app) as url, httpx.AsyncClient(base_url=url) as client:
+        config = await client.get("/config.js")
+    assert parsed_config(config.text)["gardenerDashboardUrl"] == "https://dashboard.garden.example"
+    with pytest.raises(PageConfigError, match=r"^gardenerDashboardUrl="):
+        dcim_app("https://fleet.example", gardener_dashboard_url="/dashboard")
+    with pytest.raises(PageConfigError, match=r"^gardenerDashboardUrl="):
+        dcim_app("https://fleet.example", gardener_dashboard_url="javascript:alert(1)")
