@@ -110,10 +110,13 @@ export async function trendsSection({ organizationId = "", path, params = {}, ra
   const section = h("section", { id: "trends", "aria-labelledby": "trends-title", dataset: { range: key } });
   section.append(h("h2", { id: "trends-title" }, `Trends, last ${range.label}`), rangeLinks(path, params, key));
   let points;
+  let start;
+  let end;
   try {
-    const end = await serverNow();
+    end = await serverNow();
+    start = end - range.seconds * 1000;
     const answer = await fleet("GetFleetTrends", {
-      start: new Date(end - range.seconds * 1000).toISOString(),
+      start: new Date(start).toISOString(),
       end: new Date(end).toISOString(),
       stepSeconds: range.step,
       organizationId,
@@ -138,9 +141,8 @@ export async function trendsSection({ organizationId = "", path, params = {}, ra
     );
     return section;
   }
+  // The x axis is the whole range asked for, so a gap or a short history shows as such.
   const times = points.map((p) => Date.parse(p.at));
-  const start = times[0];
-  const end = times[times.length - 1];
   section.append(
     h(
       "div",
@@ -150,7 +152,8 @@ export async function trendsSection({ organizationId = "", path, params = {}, ra
     h(
       "p",
       { class: "muted trend-span" },
-      `${formatCount(points.length)} points from ${formatTime(points[0].at)} to ${formatTime(points[points.length - 1].at)}`,
+      `From ${formatTime(new Date(start).toISOString())} to ${formatTime(new Date(end).toISOString())}: `,
+      `${formatCount(points.length)} points, the first ${formatTime(points[0].at)}`,
       organizationId ? " (hourly)." : ".",
     ),
   );
