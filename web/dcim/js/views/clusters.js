@@ -7,7 +7,7 @@
 // soft-deleted clusters).
 
 import { h } from "/common/dom.js";
-import { count, formatCount, formatDuration, timeElement } from "/common/format.js";
+import { count, formatCount, formatDate, formatDuration, timeElement } from "/common/format.js";
 import { pager } from "../api.js";
 import { STATUSES, badge, statusBadge } from "../labels.js";
 import { pagedTable } from "../paged.js";
@@ -84,16 +84,9 @@ function statusCell(c) {
   return [
     statusBadge(c.status),
     c.shootStatusChanged
-      ? h("span", { class: "since muted" }, timeElement(c.shootStatusChanged, `since ${shortDate(c.shootStatusChanged)}`))
+      ? h("span", { class: "since muted" }, timeElement(c.shootStatusChanged, `since ${formatDate(c.shootStatusChanged)}`))
       : null,
   ];
-}
-
-function shortDate(iso) {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime())
-    ? String(iso)
-    : date.toLocaleDateString("en-US", { month: "short", day: "numeric", timeZone: "UTC" });
 }
 
 function versionCell(c) {
