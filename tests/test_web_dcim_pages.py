@@ -13,14 +13,18 @@ import contextlib
 import json
 from collections.abc import Iterator
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import psycopg
 import pytest
 from fundament.fleet.v1 import fleet_pb2
 from psycopg.types.json import Jsonb
 
+from collector.reconcile.drift import find_drift
+from collector.reconcile.observed import Observed
 from common import naming
+from common.drift_kinds import DRIFT_KINDS
+from tests import test_drift_rules as rules
 from tests.fixtures.browser import Page
 from tests.fixtures.pages import (
     GARDENER_DASHBOARD,
@@ -108,6 +112,57 @@ async def test_drift_details_read_as_sentences_with_links_to_the_cluster_and_the
     # The Shoot column links to the same place.
     shoot_cell = f"#findings tr[data-finding-id='{finding_id}'] td:nth-child(4) a"
     assert await page.evaluate(f'document.querySelector("{shoot_cell}").href') == links[1][1]
+
+
+def details_reconcile_writes(kind: str) -> dict[str, Any]:
+    """The details reconcile's own rules record for one finding of `kind` (a small world per kind)."""
+    worlds = {
+        "orphan_shoot": Observed([rules.shoot(cluster_label=str(uuid4()))], {}),
+        "shoot_of_deleted_cluster": Observed(
+            [rules.shoot()], {rules.CLUSTER: rules.cluster(deleted=rules.T0, shoot_status="deleted")}
+        ),
+        "missing_shoot": Observed([], {rules.CLUSTER: rules.cluster()}),
+        "version_mismatch": Observed([rules.shoot(kubernetes_version="1.33.1")], {rules.CLUSTER: rules.cluster()}),
+        "organization_mismatch": Observed(
+            [rules.shoot(organization_label=str(rules.OTHER_ORG))], {rules.CLUSTER: rules.cluster()}
+        ),
+        "unlabeled_shoot": Observed(
+            [rules.shoot()], {rules.CLUSTER: rules.cluster()}, unlabeled=[rules.unlabeled()], organizations=[rules.ACME]
+        ),
+    }
+    [finding] = [f for f in find_drift(worlds[kind]) if f.kind == kind]
+    return dict(finding.details)
+
+
+@pytest.mark.parametrize("kind", list(DRIFT_KINDS))
+async def test_every_kinds_details_as_reconcile_records_them_read_as_sentences(
+    page: Page, web_world: WebWorld, kind: str
+) -> None:
+    details = details_reconcile_writes(kind)
+    with web_world.database.admin() as conn:
+        row = conn.execute(
+            "SELECT id FROM tenant.drift_findings WHERE kind = %s AND resolved IS NULL ORDER BY id LIMIT 1", (kind,)
+        ).fetchone()
+    assert row is not None, f"the world has an open {kind} finding"
+    finding_id = str(row[0])
+    with finding_details(web_world, finding_id, details):
+        await open_dcim(page, web_world, f"/drift?kind=DRIFT_KIND_{kind.upper()}")
+        await page.wait_for(dcim_ready("drift"))
+        await show_all(page, "findings")
+        cell = f"#findings tr[data-finding-id='{finding_id}'] .finding-details"
+        await page.evaluate(f'document.querySelector("{cell}").scrollIntoView()')
+        await page.screenshot(f"dcim-drift-details-{kind}")
+        lines = [line for line in (await page.text(cell)).splitlines() if line]
+        shoot_links = await page.evaluate(
+            f"Array.from(document.querySelectorAll(\"{cell} a.shoot-link\"), (a) => a.getAttribute('href'))"
+        )
+    reason = str(details["reason"])
+    assert lines[0] == reason[0].upper() + reason[1:] + "."
+    assert len(lines) > 1, "a sentence of its own says what disagrees"
+    assert not [line for line in lines if "{" in line or '"' in line], lines
+    shoot = details.get("shoot") or (details["observed"][0] if kind == "version_mismatch" else None)
+    if isinstance(shoot, dict):
+        assert f"{GARDENER_DASHBOARD}/namespace/{shoot['namespace']}/shoots/{shoot['name']}" in shoot_links
 
 
 async def test_no_drift_detail_is_shown_as_raw_json(page: Page, web_world: WebWorld) -> None:

@@ -77,8 +77,9 @@ const SENTENCES = {
     ];
   },
   DRIFT_KIND_MISSING_SHOOT(f, d) {
+    const expected = isObject(d.expected) && typeof d.expected.shoots === "string" ? d.expected.shoots : "a shoot";
     return [
-      h("p", {}, "Gardener lists no shoot for cluster ", clusterOf(f) ?? "?", ", although its latest sync completed."),
+      h("p", {}, "Cluster ", clusterOf(f) ?? "?", ` should have ${expected}; Gardener lists none.`),
       statusLine(d) ? h("p", {}, statusLine(d)) : null,
     ];
   },
