@@ -298,3 +298,16 @@ async def test_a_stored_token_past_its_expiry_is_dropped_and_the_page_asks_to_si
     assert await page.evaluate("localStorage.getItem('fleet.dcim.token')") is None
     refused = [r for r in page.requests_to(web_world.admin_api) if r.method == "POST"]
     assert refused and all(r.status == 401 for r in refused)
+
+
+async def test_a_token_that_expires_while_the_page_is_open_signs_it_out(page: Page, web_world: WebWorld) -> None:
+    await page.goto(f"{web_world.dcim}/platform#/summary")
+    await page.wait_for(DCIM_SIGNED_OUT)
+    # A valid token the page was told expires in three seconds: it must stop using it then.
+    token = json.dumps(web_world.token())
+    entry = f"JSON.stringify({{token: {token}, expires: Date.now() + 3000}})"
+    await page.evaluate(f"localStorage.setItem('fleet.dcim.token', {entry})")
+    await page.reload()
+    await page.wait_for(dcim_ready("summary"))
+    await page.wait_for(DCIM_SIGNED_OUT)
+    assert await page.evaluate("localStorage.getItem('fleet.dcim.token')") is None

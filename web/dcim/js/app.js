@@ -96,8 +96,17 @@ function markTab(tab) {
   }
 }
 
+// When the stored token expires, the page asks to sign in at once instead of at the next call.
+let expiryTimer = 0;
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 function showAccount() {
   const token = storedToken();
+  window.clearTimeout(expiryTimer);
+  const left = storedTokenExpiry() - Date.now();
+  if (token && left > 0 && left < LONGEST_TIMER_MS) {
+    expiryTimer = window.setTimeout(() => route(), left + 1000);
+  }
   const about = token ? describeToken(token) : null;
   const signOut = h(
     "button",
