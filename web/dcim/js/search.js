@@ -12,6 +12,7 @@ import { fleet } from "./api.js";
 import { statusBadge } from "./labels.js";
 import { debounce } from "./nav.js";
 import { href } from "./views/links.js";
+import { namespaceName } from "./views/names.js";
 import { MAX_QUERY_LENGTH, SEARCH_DELAY_MS } from "./views/listsearch.js";
 
 const PER_KIND = 5;
@@ -53,7 +54,8 @@ function namespaceItem(n) {
   return h(
     "li",
     { dataset: { namespaceId: n.id ?? "" } },
-    h("a", { href: href(`/clusters/${encodeURIComponent(n.clusterId ?? "")}`) }, n.name),
+    // Both names where the API gives the Kubernetes one (NamespaceMatch.kubernetes_name).
+    h("a", { href: href(`/clusters/${encodeURIComponent(n.clusterId ?? "")}`) }, namespaceName(n.name, n.kubernetesName)),
     h("span", { class: "muted" }, ` in ${n.organizationName ?? ""}/${n.clusterName ?? ""}, project ${n.projectName ?? ""}`),
   );
 }
