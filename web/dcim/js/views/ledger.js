@@ -14,10 +14,38 @@ import { namespaceName } from "./names.js";
 // Clusters whose namespace names are looked up at once (GetCluster each), for one page of rows.
 const NAME_LOOKUPS_AT_ONCE = 4;
 
+// When the inventory first saw it, last saw it, and noticed it gone (with how that was decided:
+// not_found, the inventory missed it; cluster_deleted, organization_deleted), in one compact cell.
+function seenCell(r) {
+  return h(
+    "dl",
+    { class: "seen" },
+    h("dt", {}, "created"),
+    h("dd", {}, timeElement(r.created)),
+    h("dt", {}, "last seen"),
+    h("dd", {}, timeElement(r.lastSeen)),
+    h("dt", {}, "destroyed"),
+    h(
+      "dd",
+      {},
+      r.destroyed
+        ? [
+            timeElement(r.destroyed),
+            r.destroyedReason
+              ? h("span", { class: "muted destroyed-reason" }, ` ${r.destroyedReason.replaceAll("_", " ")}`)
+              : null,
+          ]
+        : h("span", { class: "muted" }, "active"),
+    ),
+  );
+}
+
 const columns = [
-  { label: "Cluster", cell: (r) => clusterLink(r.clusterId, r.clusterName) },
-  { label: "Organization", cell: (r) => r.organizationName ?? "" },
-  { label: "Type", cell: (r) => h("code", {}, r.resourceType ?? "") },
+  {
+    label: "Cluster",
+    cell: (r) => [clusterLink(r.clusterId, r.clusterName), h("span", { class: "secondary muted" }, r.organizationName ?? "")],
+  },
+  { label: "Type", cell: (r) => h("code", { class: "resource-type" }, r.resourceType ?? "") },
   {
     label: "Namespace",
     cell: (r) =>
@@ -26,19 +54,7 @@ const columns = [
   { label: "Name", cell: (r) => h("span", { class: "resource-name" }, r.name ?? "") },
   { label: "Cloud id", cell: (r) => h("code", { class: "resource-id" }, r.resourceId ?? "") },
   { label: "Billable", cell: (r) => (r.billable ? badge("billable", "warn") : h("span", { class: "muted" }, "no")) },
-  { label: "Created", cell: (r) => timeElement(r.created) },
-  { label: "Last seen", cell: (r) => timeElement(r.lastSeen) },
-  {
-    label: "Destroyed",
-    // How the end was decided: not_found (the inventory missed it), cluster_deleted, organization_deleted.
-    cell: (r) =>
-      r.destroyed
-        ? [
-            timeElement(r.destroyed),
-            r.destroyedReason ? h("span", { class: "muted destroyed-reason" }, ` ${r.destroyedReason.replaceAll("_", " ")}`) : null,
-          ]
-        : h("span", { class: "muted" }, "active"),
-  },
+  { label: "Seen", cell: seenCell },
 ];
 
 function filters(params) {
