@@ -18,6 +18,7 @@ from bench import (
     collector_fanout,
     collector_hostile,
     collector_huge,
+    dcim_pages,
     fleet_api,
     fleet_search,
     overview_function,
@@ -651,10 +652,33 @@ def read_fleet_search(results: Sequence[Result]) -> tuple[list[Row], list[Point]
     return rows, []
 
 
+# -- issue 19: the DCIM pages in Chromium ---------------------------------------------------------------
+
+
+def plan_dcim_pages(options: Options) -> list[Run]:
+    # The scale fleet only; the world and its history are the ones fleet_api and fleet_search use.
+    rounds = "3" if options.quick else "5"
+    args = ("--organizations", str(SCALE_ORGANIZATIONS), "--rounds", rounds, "--dsn", options.dsn)
+    return [Run("dcim_pages", "bench.dcim_pages", args)]
+
+
+def read_dcim_pages(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
+    run, f = largest(results)
+    if "summary ms" not in f:
+        return [], []  # no Chromium where the benchmarks ran: nothing was measured
+    note = size_note(run) or "headless Chromium, fresh browser context per load; measured, not a target"
+    rows = [
+        Row("dcim_pages", f"DCIM {name} page, time to content", f[f"{name} ms"], "ms", note=note)
+        for name in dcim_pages.PAGES
+    ]
+    return rows, []
+
+
 BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark("overview_function", plan_overview_function, read_overview_function),
     Benchmark("fleet_api", plan_fleet_api, read_fleet_api),
     Benchmark("fleet_search", plan_fleet_search, read_fleet_search),
+    Benchmark("dcim_pages", plan_dcim_pages, read_dcim_pages),
     Benchmark("overview_api", plan_overview_api, read_overview_api),
     Benchmark("collector_huge", plan_collector_huge, read_collector_huge),
     Benchmark("collector_fanout", plan_collector_fanout, read_collector_fanout),

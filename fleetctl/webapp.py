@@ -69,9 +69,11 @@ def _origin(url: str) -> str | None:
     return f"{parts.scheme}://{parts.netloc}"
 
 
-def config_script(platform_api_url: str = "", admin_api_url: str = "") -> str:
+def config_script(platform_api_url: str = "", admin_api_url: str = "", gardener_dashboard_url: str = "") -> str:
     """The text of /config.js. JSON-encoded, with `<` escaped, so no value can end the script early."""
     config = {"platformApiUrl": platform_api_url, "adminApiUrl": admin_api_url}
+    if gardener_dashboard_url:
+        config["gardenerDashboardUrl"] = gardener_dashboard_url
     encoded = json.dumps(config, ensure_ascii=True).replace("<", "\\u003c")
     return f"window.FLEET_CONFIG = Object.freeze({encoded});\n"
 
@@ -153,10 +155,18 @@ def console_app(platform_api_url: str, *, web_root: Path = WEB_ROOT) -> ASGIApp:
     return _pages_app(web_root / "console", web_root / "common", config_script(platform_api_url=url), _origin(url))
 
 
-def dcim_app(admin_api_url: str, *, web_root: Path = WEB_ROOT) -> ASGIApp:
-    """DCIM's staff /platform section, calling platform-admin-api at `admin_api_url`."""
+def dcim_app(admin_api_url: str, *, gardener_dashboard_url: str = "", web_root: Path = WEB_ROOT) -> ASGIApp:
+    """DCIM's staff /platform section, calling platform-admin-api at `admin_api_url`.
+
+    With `gardener_dashboard_url` (the Gardener dashboard's base URL) shoot names link to the shoot's
+    page there (`<url>/namespace/<namespace>/shoots/<name>`); without it they are shown as text.
+    """
     url = api_url("adminApiUrl", admin_api_url)
-    return _pages_app(web_root / "dcim", web_root / "common", config_script(admin_api_url=url), _origin(url))
+    dashboard = api_url("gardenerDashboardUrl", gardener_dashboard_url)
+    if dashboard.startswith("/"):
+        raise PageConfigError(f"gardenerDashboardUrl={gardener_dashboard_url!r}: expected http(s)://host[:port][/path]")
+    script = config_script(admin_api_url=url, gardener_dashboard_url=dashboard)
+    return _pages_app(web_root / "dcim", web_root / "common", script, _origin(url))
 
 
 def bind_socket(host: str = "127.0.0.1", port: int = 0) -> socket.socket:

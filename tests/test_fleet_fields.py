@@ -16,7 +16,7 @@ import pytest
 from fundament.fleet.v1 import fleet_pb2
 from google.protobuf.json_format import MessageToDict
 
-from common import clusterstatus
+from common import clusterstatus, naming
 from tests.fixtures.fleet_api import NOW, SYSTEM_ORGANIZATION, FleetApiUnderTest
 from tests.fixtures.postgres import TestDatabase
 from tests.test_fleet_clusters import Truth, list_all, proto_status, read_truth
@@ -256,6 +256,8 @@ async def test_get_cluster_parts(shared_fleet_api: FleetApiUnderTest, truth: dic
         (n.id, n.name, n.project_id, n.project_name, when(n.snapshot, "observed"), n.snapshot.pods)
         for n in got.namespaces
     ] == [(str(r[0]), r[1], str(r[2]), r[3], r[4], r[5]) for r in namespaces]
+    # The name on the shoot, as the provisioning side names it (what the ledger and kubectl show).
+    assert [n.kubernetes_name for n in got.namespaces] == [naming.namespace_name(r[3], r[2], r[1]) for r in namespaces]
     findings = rows(
         db,
         "SELECT id FROM tenant.drift_findings WHERE cluster_id = %s AND resolved IS NULL ORDER BY first_detected, id",

@@ -11,7 +11,7 @@ import re
 import httpx
 import pytest
 
-from fleetctl.webapp import PageConfigError, api_url, config_script, console_app, dcim_app, serve_pages
+from fleetctl.webapp import WEB_ROOT, PageConfigError, api_url, config_script, console_app, dcim_app, serve_pages
 
 CONFIG = re.compile(r"^window\.FLEET_CONFIG = Object\.freeze\((.*)\);\n$", re.DOTALL)
 
@@ -105,3 +105,26 @@ async def test_dcim_app_serves_its_own_page_and_modules() -> None:
     assert parsed_config(config.text) == {"platformApiUrl": "", "adminApiUrl": "https://fleet.example"}
     assert "connect-src 'self' https://fleet.example" in page.headers["content-security-policy"]
     assert console_script.status_code == 404
+
+
+async def test_dcim_app_hands_a_gardener_dashboard_url_to_the_page_and_refuses_a_relative_one() -> None:
+    app = dcim_app("https://fleet.example", gardener_dashboard_url="https://dashboard.garden.example/")
+    async with serve_pages(app) as url, httpx.AsyncClient(base_url=url) as client:
+        config = await client.get("/config.js")
+    assert parsed_config(config.text)["gardenerDashboardUrl"] == "https://dashboard.garden.example"
+    with pytest.raises(PageConfigError, match=r"^gardenerDashboardUrl="):
+        dcim_app("https://fleet.example", gardener_dashboard_url="/dashboard")
+    with pytest.raises(PageConfigError, match=r"^gardenerDashboardUrl="):
+        dcim_app("https://fleet.example", gardener_dashboard_url="javascript:alert(1)")
+
+
+def test_the_dcim_page_preloads_every_module_it_imports_and_nothing_else() -> None:
+    # Preloading flattens the import waterfall (one round of fetches instead of one per import level);
+    # a module added without its preload would load late, a stale preload would fetch a missing file.
+    page = (WEB_ROOT / "dcim" / "platform.html").read_text()
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="([^"]+)" />', page))
+    modules = {
+        f"/js/{p.relative_to(WEB_ROOT / 'dcim' / 'js').as_posix()}" for p in (WEB_ROOT / "dcim" / "js").rglob("*.js")
+    }
+    modules |= {f"/common/{p.name}" for p in (WEB_ROOT / "common").glob("*.js")}
+    assert preloaded == modules - {"/js/app.js"}

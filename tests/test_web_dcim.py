@@ -8,6 +8,8 @@ detail are in test_web_dcim_lists.py. Each test saves a screenshot.
 
 from __future__ import annotations
 
+import base64
+import json
 from collections import Counter
 from datetime import timedelta
 
@@ -34,6 +36,13 @@ from tests.fixtures.pages import (
 )
 
 pytestmark = pytest.mark.browser
+
+
+def jwt_expiry_ms(token: str) -> int:
+    """The token's `exp` in milliseconds, read from its payload as any JWT reader would."""
+    payload = token.split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return int(claims["exp"]) * 1000
 
 
 async def loop_states(page: Page) -> dict[str, str]:
@@ -66,7 +75,7 @@ async def test_without_a_token_the_page_asks_to_sign_in_and_a_pasted_token_works
     assert await page.text("h1") == "Platform"
 
 
-async def test_a_token_in_the_fragment_is_kept_for_the_tab_and_taken_out_of_the_address(
+async def test_a_token_in_the_fragment_is_kept_until_it_expires_and_taken_out_of_the_address(
     page: Page, web_world: WebWorld
 ) -> None:
     token = web_world.token()
@@ -74,7 +83,8 @@ async def test_a_token_in_the_fragment_is_kept_for_the_tab_and_taken_out_of_the_
     await page.wait_for(dcim_ready("summary"))
     assert await page.evaluate("window.location.hash") == "#/summary"
     assert token not in await page.evaluate("window.location.href")
-    assert await page.evaluate("sessionStorage.getItem('fleet.dcim.token')") == token
+    stored = json.loads(await page.evaluate("localStorage.getItem('fleet.dcim.token')"))
+    assert stored == {"token": token, "expires": jwt_expiry_ms(token)}
     # Moving to another view keeps using it.
     await page.evaluate("window.location.hash = '#/organizations'")
     await page.wait_for(dcim_ready("organizations", "#/organizations"))
@@ -86,7 +96,7 @@ async def test_a_refused_token_is_dropped_and_the_page_asks_to_sign_in(page: Pag
     await page.wait_for(DCIM_SIGNED_OUT)
     await page.screenshot("dcim-platform-token-refused")
     assert "not a JWT" in await page.text("#sign-in")
-    assert await page.evaluate("sessionStorage.getItem('fleet.dcim.token')") is None
+    assert await page.evaluate("localStorage.getItem('fleet.dcim.token')") is None
 
 
 async def test_a_dcim_auth_cookie_for_the_api_host_is_enough(page: Page, web_world: WebWorld) -> None:
@@ -95,7 +105,7 @@ async def test_a_dcim_auth_cookie_for_the_api_host_is_enough(page: Page, web_wor
     await page.goto(f"{web_world.dcim}/platform")
     await page.wait_for(dcim_ready("summary"))
     await page.screenshot("dcim-platform-cookie")
-    assert await page.evaluate("sessionStorage.getItem('fleet.dcim.token')") is None
+    assert await page.evaluate("localStorage.getItem('fleet.dcim.token')") is None
     assert await page.text("#account") == ""
 
 

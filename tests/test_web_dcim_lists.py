@@ -243,7 +243,13 @@ async def test_a_clusters_detail_shows_pools_namespaces_findings_and_ledger(page
 
     assert (await page.text("#cluster-name")).startswith(expected["name"])
     assert [row[0] for row in await page.table("#node-pools")] == expected["pools"]
-    namespaces = {(row[0], row[1]): row[2] for row in await page.table("#namespaces")}
+    namespaces = {
+        (str(p), str(n)): str(pods)
+        for p, n, pods in await page.evaluate(
+            "Array.from(document.querySelectorAll('#namespaces tbody tr'), (r) =>"
+            " [r.cells[0].innerText, r.querySelector('[data-namespace]').dataset.namespace, r.cells[2].innerText])"
+        )
+    }
     assert namespaces == {key: "—" if pods is None else str(pods) for key, pods in expected["namespaces"].items()}
     assert len(await page.table("#cluster-findings")) == expected["findings"]
     snapshot = " ".join((await page.text("#cluster-snapshot")).split())
@@ -385,7 +391,7 @@ async def test_an_unlabeled_shoot_is_listed_under_its_own_kind(page: Page, web_w
     assert row[1] == "no cluster"
     assert row[2] == web_world.fleet.organizations[0].name
     assert row[3].endswith("/handmade")
-    assert row[4] == planted
+    assert await page.evaluate("document.querySelector('#findings tbody [data-subject]').dataset.subject") == planted
 
 
 async def test_a_clusters_page_shows_its_finding_history(page: Page, web_world: WebWorld) -> None:

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from fundament.fleet.v1 import fleet_pb2
 
-from common import clusterstatus
+from common import clusterstatus, naming
 from common.clusterstatus import ClusterStatus
 from common.drift_kinds import DRIFT_KINDS
 from services.common.errors import InvalidArgument
@@ -210,6 +210,7 @@ def namespace(row: queries.NamespaceRow) -> fleet_pb2.Namespace:
         project_id=str(row.project_id),
         project_name=row.project_name,
         snapshot=snapshot,
+        kubernetes_name=naming.namespace_name(row.project_name, row.project_id, row.name),
     )
 
 

@@ -43,12 +43,20 @@ export function procedureUrl(baseUrl, procedure) {
 
 // Calls one unary RPC. `procedure` is "package.Service/Method", `message` the request as a plain object.
 // Options: get (use the GET form), token (sent as Authorization: Bearer), credentials (fetch's
-// credentials mode; "omit" unless the caller needs cookies), timeoutMs.
+// credentials mode; "omit" unless the caller needs cookies), timeoutMs, signal (an AbortSignal: a
+// call whose answer is no longer wanted, such as a search the person has typed past, is cancelled
+// and rejects with an RpcError whose code is "canceled").
 export async function callUnary(baseUrl, procedure, message, options = {}) {
-  const { get = false, token = "", credentials = "omit", timeoutMs = DEFAULT_TIMEOUT_MS } = options;
+  const { get = false, token = "", credentials = "omit", timeoutMs = DEFAULT_TIMEOUT_MS, signal = null } = options;
   const body = JSON.stringify(message ?? {});
   const url = new URL(procedureUrl(baseUrl, procedure), document.baseURI);
-  const init = { credentials, cache: "default", signal: AbortSignal.timeout(timeoutMs), headers: {} };
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const init = {
+    credentials,
+    cache: "default",
+    signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+    headers: {},
+  };
   if (get) {
     url.searchParams.set("connect", "v1");
     url.searchParams.set("encoding", "json");
@@ -69,12 +77,21 @@ export async function callUnary(baseUrl, procedure, message, options = {}) {
   try {
     response = await fetch(url, init);
   } catch (error) {
+    if (signal && signal.aborted) {
+      throw new RpcError("canceled", "the call was cancelled", { reachable: true });
+    }
     // fetch rejects only when no HTTP answer was read: refused connection, CORS refusal, timeout.
     const timedOut = error && error.name === "TimeoutError";
     const reason = timedOut ? "the API did not answer in time" : "the API cannot be reached";
     throw new RpcError("unavailable", reason, { reachable: false });
   }
-  const text = await response.text();
+  let text;
+  try {
+    text = await response.text();
+  } catch {
+    const reason = signal && signal.aborted ? "the call was cancelled" : "the answer was cut off";
+    throw new RpcError(signal && signal.aborted ? "canceled" : "unavailable", reason);
+  }
   if (response.ok) {
     try {
       return text ? JSON.parse(text) : {};

@@ -1,9 +1,10 @@
 // The DCIM staff /platform section: a small hash router over seven views of fundament.fleet.v1.
 //
-//   #/summary                       totals, statuses, drift per kind, freshness of both worker loops
-//   #/organizations                 every organization (paged)
-//   #/organizations/<id>            one organization and the changes of its public listing
-//   #/clusters?status=..&attention=1&stale=1&org=..&region=..&deleted=1   the cluster list (paged)
+//   #/summary?range=7d              totals, statuses, drift per kind, freshness of both loops, trends
+//   #/organizations?q=..&order=..&desc=1   every organization (searched, sorted, paged)
+//   #/organizations/<id>?range=7d   one organization, its trends and the changes of its public listing
+//   #/clusters?q=..&order=..&desc=1&status=..&attention=1&stale=1&org=..&region=..&deleted=1
+//                                   the cluster list (searched, sorted, paged)
 //   #/clusters/<id>                 one cluster: node pools, projects, namespaces, findings, ledger
 //   #/drift?kind=..&org=..&cluster=..&resolved=1             drift findings, open or all (paged)
 //   #/ledger?cluster=..&type=..&billable=yes|no&destroyed=1               the ledger (paged)
@@ -14,8 +15,19 @@
 
 import { RpcError } from "/common/connect.js";
 import { h, replace } from "/common/dom.js";
-import { adminApiUrl } from "./api.js";
-import { adoptTokenFromFragment, describeToken, forgetToken, signInPanel, storedToken } from "./auth.js";
+import { formatTime } from "/common/format.js";
+import { adminApiUrl, beginView } from "./api.js";
+import {
+  TOKEN_STORAGE_KEY,
+  adoptTokenFromFragment,
+  describeToken,
+  forgetToken,
+  signInPanel,
+  storedToken,
+  storedTokenExpiry,
+} from "./auth.js";
+import { endBurst } from "./nav.js";
+import { setUpSearch } from "./search.js";
 import { clusterView } from "./views/cluster.js";
 import { clustersView } from "./views/clusters.js";
 import { driftView } from "./views/drift.js";
@@ -42,15 +54,20 @@ function parseRoute() {
 function resolve({ segments, params }) {
   const [first = "summary", second] = segments;
   if (first === "organizations" && second) {
-    return { name: "organization", tab: "organizations", render: () => organizationView(decodeURIComponent(second)) };
+    return {
+      name: "organization",
+      tab: "organizations",
+      render: () => organizationView(decodeURIComponent(second), params),
+    };
   }
   if (first === "clusters" && second) {
     return { name: "cluster", tab: "clusters", render: () => clusterView(decodeURIComponent(second)) };
   }
+  const listOptions = { onError: showListError };
   const views = {
-    summary: () => summaryView(),
-    organizations: () => organizationsView(),
-    clusters: () => clustersView(params),
+    summary: () => summaryView(params),
+    organizations: () => organizationsView(params, listOptions),
+    clusters: () => clustersView(params, listOptions),
     drift: () => driftView(params),
     ledger: () => ledgerView(params),
   };
@@ -63,6 +80,10 @@ function setState(name, state) {
   document.body.dataset.view = name;
   document.body.dataset.state = state;
   view.setAttribute("aria-busy", state === "loading" ? "true" : "false");
+  if (state === "ready") {
+    // When a view's content is on screen, as a User Timing mark (the page benchmark reads it).
+    performance.mark("dcim-ready", { detail: { view: name, route: window.location.hash } });
+  }
 }
 
 function markTab(tab) {
@@ -75,8 +96,17 @@ function markTab(tab) {
   }
 }
 
+// When the stored token expires, the page asks to sign in at once instead of at the next call.
+let expiryTimer = 0;
+const LONGEST_TIMER_MS = 2 ** 31 - 1;
+
 function showAccount() {
   const token = storedToken();
+  window.clearTimeout(expiryTimer);
+  const left = storedTokenExpiry() - Date.now();
+  if (token && left > 0 && left < LONGEST_TIMER_MS) {
+    expiryTimer = window.setTimeout(() => route(), left + 1000);
+  }
   const about = token ? describeToken(token) : null;
   const signOut = h(
     "button",
@@ -90,7 +120,9 @@ function showAccount() {
     },
     "Forget token",
   );
-  replace(account, token ? [about && about.who ? `Token for ${about.who} ` : "Token set ", signOut] : []);
+  const expires = storedTokenExpiry();
+  const until = expires ? h("span", { class: "expires" }, ` until ${formatTime(new Date(expires).toISOString())} `) : " ";
+  replace(account, token ? [about && about.who ? `Token for ${about.who}` : "Token set", until, signOut] : []);
 }
 
 function scheduleSummaryRefresh(current) {
@@ -110,6 +142,8 @@ function scheduleSummaryRefresh(current) {
 // read (a refresh), instead of showing "Loading…".
 async function route({ quiet = false } = {}) {
   const current = ++generation;
+  beginView();
+  endBurst();
   window.clearTimeout(refreshTimer);
   showAccount();
   const target = resolve(parseRoute());
@@ -144,7 +178,7 @@ async function route({ quiet = false } = {}) {
       scheduleSummaryRefresh(current);
     }
   } catch (error) {
-    if (current !== generation) {
+    if (current !== generation || error.code === "canceled") {
       return;
     }
     if (error.code === "unauthenticated") {
@@ -161,6 +195,15 @@ async function route({ quiet = false } = {}) {
     replace(view, errorNotice(error));
     setState(target.name, "error");
   }
+}
+
+// A list that failed while the person searched: the same sign-in or notice as a failed view, in place.
+function showListError(error, slot) {
+  if (error.code === "unauthenticated") {
+    route();
+    return;
+  }
+  replace(slot, errorNotice(error));
 }
 
 function errorReason(error) {
@@ -192,6 +235,13 @@ window.addEventListener("hashchange", () => {
   adoptTokenFromFragment();
   route();
 });
+// Another tab signed in or out (the token lives in localStorage): follow it.
+window.addEventListener("storage", (event) => {
+  if (event.key === TOKEN_STORAGE_KEY || event.key === null) {
+    route({ quiet: document.body.dataset.state === "ready" });
+  }
+});
 document.getElementById("refresh").addEventListener("click", () => route({ quiet: true }));
+setUpSearch(document.getElementById("search-form"));
 adoptTokenFromFragment();
 route();

@@ -1,34 +1,81 @@
 // The DCIM token this page sends as `Authorization: Bearer` (docs/architecture.md, 'Staff tokens are DCIM tokens').
 //
 // DCIM hands the token over in the URL fragment (`platform.html#token=...`), which never reaches any
-// server, not even in a Referer. The page takes it once, keeps it in sessionStorage (gone when the tab
-// closes) and removes it from the address bar and history at once. A person can also paste a token into
-// the sign-in form. Without a token the page still calls the API with credentials included, so a
-// `dcim_auth` cookie set for the API's host works too.
+// server, not even in a Referer. The page takes it once and removes it from the address bar and
+// history at once. A person can also paste a token into the sign-in form.
+//
+// Where it is kept: localStorage, with the token's own expiry (`exp`), so a link opened in another
+// tab is signed in too, for exactly as long as the token is valid, and no longer: an expired entry is
+// removed when it is read. Why not the `dcim_auth` cookie: that cookie belongs to the API's host and
+// only DCIM's sign-in can set it; this page runs on an origin of its own and cannot set a cookie the
+// browser would send to the API. The page still calls with credentials included, so where DCIM has
+// set that cookie it works as well. "Forget token" removes the entry, which signs out every tab (the
+// others hear it through the `storage` event).
 
 import { h } from "/common/dom.js";
 
 const STORAGE_KEY = "fleet.dcim.token";
+// A token whose expiry cannot be read (the API refuses those anyway) is kept this long at most.
+const FALLBACK_LIFETIME_MS = 60 * 60 * 1000;
+
+export const TOKEN_STORAGE_KEY = STORAGE_KEY;
+
+function readEntry() {
+  try {
+    const raw = localStorage.getItem(STORAGE_KEY);
+    if (!raw) {
+      return null;
+    }
+    const entry = JSON.parse(raw);
+    if (!entry || typeof entry.token !== "string" || typeof entry.expires !== "number") {
+      localStorage.removeItem(STORAGE_KEY);
+      return null;
+    }
+    return entry;
+  } catch {
+    return null;
+  }
+}
 
 export function storedToken() {
-  try {
-    return sessionStorage.getItem(STORAGE_KEY) ?? "";
-  } catch {
+  const entry = readEntry();
+  if (!entry) {
     return "";
   }
+  if (entry.expires <= Date.now()) {
+    forgetToken();
+    return "";
+  }
+  return entry.token;
+}
+
+// When the stored token expires (milliseconds since the epoch), or 0 without one.
+export function storedTokenExpiry() {
+  const entry = readEntry();
+  return entry && entry.expires > Date.now() ? entry.expires : 0;
 }
 
 export function storeToken(token) {
   const trimmed = token.trim();
-  if (trimmed) {
-    sessionStorage.setItem(STORAGE_KEY, trimmed);
-  } else {
-    sessionStorage.removeItem(STORAGE_KEY);
+  if (!trimmed) {
+    forgetToken();
+    return;
+  }
+  const about = describeToken(trimmed);
+  const expires = about && about.expires ? about.expires.getTime() : Date.now() + FALLBACK_LIFETIME_MS;
+  try {
+    localStorage.setItem(STORAGE_KEY, JSON.stringify({ token: trimmed, expires }));
+  } catch {
+    // Storage refused (private mode, quota): the page then relies on a dcim_auth cookie alone.
   }
 }
 
 export function forgetToken() {
-  sessionStorage.removeItem(STORAGE_KEY);
+  try {
+    localStorage.removeItem(STORAGE_KEY);
+  } catch {
+    // Nothing was stored.
+  }
 }
 
 // Moves a `#token=...` fragment into storage and out of the URL; returns whether there was one.
@@ -94,7 +141,7 @@ export function signInPanel(reason, onSignedIn) {
     { class: "notice bad", id: "sign-in", "aria-labelledby": "sign-in-title" },
     h("p", { class: "title", id: "sign-in-title" }, "Sign in to see the platform."),
     h("p", {}, "The fleet API needs a DCIM staff token. ", reason ? `It answered: ${reason}` : ""),
-    h("p", { class: "muted" }, "Open this page from DCIM, or paste a token below. It is kept for this tab only."),
+    h("p", { class: "muted" }, "Open this page from DCIM, or paste a token below. It is kept in this browser until it expires."),
     form,
   );
 }

@@ -7,10 +7,27 @@
 import { append, h, replace } from "/common/dom.js";
 import { formatCount } from "/common/format.js";
 
-// `fetchPage(token)` returns {items, nextPageToken}; `columns` as in dom.table(). Resolves once the
-// first page is shown (rejects with its error, so the view can show sign-in or an error instead).
-export async function pagedTable({ id, caption, noun, columns, fetchPage, emptyText, rowAttributes }) {
-  const first = await fetchPage("");
+// `fetchPage(token)` returns {items, nextPageToken}; `columns` as in dom.table(), plus optional
+// `header` (nodes shown instead of the label, e.g. a sort link) and `ariaSort`. `onRows(all, more)` is
+// called with every row shown so far after each page (totals). Resolves once the first page is shown
+// (rejects with its error, so the view can show sign-in or an error instead).
+//
+// `startToken` starts the list at a page of its own (the `page` parameter of a shared address), and
+// `pageHref(token)` makes "Next page" a link to the list starting at the next page, so where a person
+// is in a long list is part of the address too (back returns to the page before).
+export async function pagedTable({
+  id,
+  caption,
+  noun,
+  columns,
+  fetchPage,
+  emptyText,
+  rowAttributes,
+  onRows,
+  startToken = "",
+  pageHref = null,
+}) {
+  const first = await fetchPage(startToken);
   const container = h("div", { id, class: "paged" });
   const body = h("tbody");
   const status = h("p", { class: "paging muted", id: `${id}-paging`, "aria-live": "polite" });
@@ -18,6 +35,7 @@ export async function pagedTable({ id, caption, noun, columns, fetchPage, emptyT
   let shown = 0;
   let nextToken = "";
   let busy = false;
+  const shownRows = [];
 
   const addRows = (items) => {
     for (const item of items) {
@@ -31,23 +49,26 @@ export async function pagedTable({ id, caption, noun, columns, fetchPage, emptyT
       );
     }
     shown += items.length;
+    shownRows.push(...items);
   };
 
   const describe = (extra = "") => {
     // What the browser tests wait on: "loading" while a page is read, then "more" or "done".
     container.dataset.paging = busy ? "loading" : nextToken ? "more" : "done";
     const more = nextToken ? " More follow." : "";
-    replace(status, `Showing ${formatCount(shown)} ${noun}.${more}${extra}`);
-    replace(
-      actions,
+    const where = startToken ? " (from a later page)" : "";
+    replace(status, `Showing ${formatCount(shown)} ${noun}${where}.${more}${extra}`);
+    replace(actions, [
+      startToken && pageHref ? [h("a", { href: pageHref(""), id: `${id}-first` }, "First page"), " "] : null,
       nextToken
         ? [
             h("button", { type: "button", id: `${id}-more`, onclick: () => load(false), disabled: busy }, "Show more"),
             " ",
             h("button", { type: "button", id: `${id}-all`, onclick: () => load(true), disabled: busy }, "Show all"),
+            pageHref ? [" ", h("a", { href: pageHref(nextToken), id: `${id}-next` }, "Next page")] : null,
           ]
-        : [],
-    );
+        : null,
+    ]);
   };
 
   const load = async (all) => {
@@ -64,15 +85,21 @@ export async function pagedTable({ id, caption, noun, columns, fetchPage, emptyT
       } while (all && nextToken);
       busy = false;
       describe();
+      if (onRows) {
+        onRows(shownRows, Boolean(nextToken));
+      }
     } catch (error) {
       busy = false;
-      describe(` The next page failed: ${error.message}`);
+      describe(error.code === "canceled" ? "" : ` The next page failed: ${error.message}`);
     }
   };
 
   addRows(first.items);
   nextToken = first.nextPageToken;
   describe();
+  if (onRows) {
+    onRows(shownRows, Boolean(nextToken));
+  }
 
   if (shown === 0 && !nextToken) {
     return append(container, [h("p", { class: "notice empty" }, emptyText)]);
@@ -83,8 +110,11 @@ export async function pagedTable({ id, caption, noun, columns, fetchPage, emptyT
     h(
       "tr",
       {},
-      columns.map((c) => h("th", { scope: "col", class: c.numeric ? "num" : null }, c.label)),
+      columns.map((c) =>
+        h("th", { scope: "col", class: c.numeric ? "num" : null, "aria-sort": c.ariaSort ?? null }, c.header ?? c.label),
+      ),
     ),
   );
-  return append(container, [h("table", {}, h("caption", {}, caption), head, body), status, actions]);
+  const wrapped = h("div", { class: "table-wrap" }, h("table", {}, h("caption", {}, caption), head, body));
+  return append(container, [wrapped, status, actions]);
 }

@@ -363,18 +363,20 @@ class Project(_message.Message):
     def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., alias: _Optional[str] = ..., namespaces: _Optional[int] = ...) -> None: ...
 
 class Namespace(_message.Message):
-    __slots__ = ("id", "name", "project_id", "project_name", "snapshot")
+    __slots__ = ("id", "name", "project_id", "project_name", "snapshot", "kubernetes_name")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECT_NAME_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    KUBERNETES_NAME_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     project_id: str
     project_name: str
     snapshot: NamespaceSnapshot
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., project_id: _Optional[str] = ..., project_name: _Optional[str] = ..., snapshot: _Optional[_Union[NamespaceSnapshot, _Mapping]] = ...) -> None: ...
+    kubernetes_name: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., project_id: _Optional[str] = ..., project_name: _Optional[str] = ..., snapshot: _Optional[_Union[NamespaceSnapshot, _Mapping]] = ..., kubernetes_name: _Optional[str] = ...) -> None: ...
 
 class NamespaceSnapshot(_message.Message):
     __slots__ = ("observed", "pods")

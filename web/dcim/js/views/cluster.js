@@ -3,11 +3,13 @@
 // counts. Not paged: the API bounds these per cluster (the history to its newest 100).
 
 import { h, table } from "/common/dom.js";
-import { formatBytes, formatCount, formatDuration, formatMillicores, timeElement } from "/common/format.js";
+import { count, formatBytes, formatCount, formatDuration, formatMillicores, timeElement } from "/common/format.js";
 import { fleet } from "../api.js";
 import { badge, statusBadge } from "../labels.js";
 import { findingColumns } from "./drift.js";
 import { href } from "./links.js";
+import { namespaceName } from "./names.js";
+import { versionMismatch } from "./versions.js";
 
 function facts(id, pairs) {
   return h(
@@ -31,7 +33,17 @@ function overview(c) {
     ],
     ["Region", c.region],
     ["Kubernetes (database)", c.kubernetesVersion],
-    ["Kubernetes (shoot)", c.observedKubernetesVersion || h("span", { class: "muted" }, "no live shoot known")],
+    [
+      "Kubernetes (shoot)",
+      c.observedKubernetesVersion
+        ? h(
+            "span",
+            { class: versionMismatch(c)?.minor ? "warn-text" : null, id: "shoot-version" },
+            c.observedKubernetesVersion,
+            versionMismatch(c) ? " (differs)" : "",
+          )
+        : h("span", { class: "muted" }, "no live shoot known"),
+    ],
     ["Created", timeElement(c.created)],
     c.deleted ? ["Deleted", timeElement(c.deleted)] : null,
     ["Status since", timeElement(c.shootStatusChanged)],
@@ -106,7 +118,7 @@ const projectColumns = [
 
 const namespaceColumns = [
   { label: "Project", cell: (n) => n.projectName },
-  { label: "Namespace", cell: (n) => n.name },
+  { label: "Namespace", cell: (n) => namespaceName(n.name, n.kubernetesName) },
   { label: "Pods", numeric: true, cell: (n) => (n.snapshot ? formatCount(n.snapshot.pods) : "—") },
   {
     label: "Observed",
@@ -118,13 +130,69 @@ const ledgerColumns = [
   { label: "Type", cell: (l) => h("code", {}, l.resourceType) },
   { label: "Active", numeric: true, cell: (l) => formatCount(l.active) },
   { label: "Billable", numeric: true, cell: (l) => formatCount(l.activeBillable) },
+  { label: "Not billable", numeric: true, cell: (l) => formatCount(count(l.active) - count(l.activeBillable)) },
 ];
+
+// The active ledger rows per type with a totals row: what this cluster holds, and what of it is billed.
+function ledgerCounts(rows) {
+  if (!rows.length) {
+    return h("p", { class: "muted", id: "ledger-counts" }, "The ledger has no active rows for this cluster.");
+  }
+  const rendered = table(null, ledgerColumns, rows, { id: "ledger-counts", "aria-labelledby": "ledger-counts-title" });
+  const active = rows.reduce((sum, l) => sum + count(l.active), 0);
+  const billable = rows.reduce((sum, l) => sum + count(l.activeBillable), 0);
+  rendered.append(
+    h(
+      "tfoot",
+      {},
+      h(
+        "tr",
+        { id: "ledger-total" },
+        h("th", { scope: "row" }, "Total"),
+        h("td", { class: "num" }, formatCount(active)),
+        h("td", { class: "num" }, formatCount(billable)),
+        h("td", { class: "num" }, formatCount(active - billable)),
+      ),
+    ),
+  );
+  return h("div", { class: "table-wrap" }, rendered);
+}
+
+// The shoot runs another version than the database holds: said on top, with the open finding if any.
+function versionNotice(c, findings) {
+  const mismatch = versionMismatch(c);
+  if (!mismatch) {
+    return null;
+  }
+  const finding = findings.find((f) => f.kind === "DRIFT_KIND_VERSION_MISMATCH");
+  return h(
+    "p",
+    { class: mismatch.minor ? "notice warn" : "notice", id: "version-mismatch", dataset: { minor: mismatch.minor ? "yes" : "no" } },
+    h("span", { class: "title" }, mismatch.minor ? "Version mismatch: " : "Patch versions differ: "),
+    `the database holds Kubernetes ${mismatch.database}, the shoot runs ${mismatch.observed}.`,
+    mismatch.minor
+      ? finding
+        ? [
+            " ",
+            h(
+              "a",
+              {
+                href: href("/drift", { kind: "DRIFT_KIND_VERSION_MISMATCH", cluster: c.id, clusterName: c.name }),
+                id: "version-finding-link",
+              },
+              "Reconcile reports it as drift.",
+            ),
+          ]
+        : " Reconcile reports a minor version difference as drift once the cluster is ready and not updating."
+      : " Gardener's maintenance moves patch versions on its own; this is not drift.",
+  );
+}
 
 function section(title, id, items, columns, emptyText) {
   return [
     h("h2", { id: `${id}-title` }, title),
     items.length
-      ? table(null, columns, items, { id, "aria-labelledby": `${id}-title` })
+      ? h("div", { class: "table-wrap" }, table(null, columns, items, { id, "aria-labelledby": `${id}-title` }))
       : h("p", { class: "muted", id }, emptyText),
   ];
 }
@@ -144,6 +212,7 @@ export async function clusterView(id) {
       statusBadge(c.status),
       c.deleted ? [" ", badge("deleted", "neutral")] : null,
     ),
+    versionNotice(c, findings),
     overview(c),
     h("h2", {}, "Latest snapshot"),
     snapshot(c),
@@ -172,13 +241,8 @@ export async function clusterView(id) {
         "Every finding about this cluster, open and resolved",
       ),
     ),
-    section(
-      "Ledger",
-      "ledger-counts",
-      answer.ledger ?? [],
-      ledgerColumns,
-      "The ledger has no active rows for this cluster.",
-    ),
+    h("h2", { id: "ledger-counts-title" }, "Ledger"),
+    ledgerCounts(answer.ledger ?? []),
     h(
       "p",
       {},

@@ -1,21 +1,31 @@
-// Clusters: the cluster list with its filters (ListClusters), which combine with AND as in the API.
+// Clusters: the cluster list with its filters, search and order (ListClusters); filters combine with
+// AND as in the API.
 //
-// Fragment parameters: status (repeatable, ClusterStatus names), attention=1, stale=1, org (UUID, with
-// orgName for display), region, deleted=1 (include soft-deleted clusters).
+// Fragment parameters: q (search: cluster name, organization name or alias, or "org/cluster"), order
+// (name, organization, pods, nodes, observed, since) and desc=1, status (repeatable, ClusterStatus
+// names), attention=1, stale=1, org (UUID, with orgName for display), region, deleted=1 (include
+// soft-deleted clusters).
 
 import { h } from "/common/dom.js";
-import { count, formatCount, formatDuration, timeElement } from "/common/format.js";
+import { count, formatCount, formatDate, formatDuration, timeElement } from "/common/format.js";
 import { pager } from "../api.js";
 import { STATUSES, badge, statusBadge } from "../labels.js";
 import { pagedTable } from "../paged.js";
-import { chip, clusterLink, href, paramsObject } from "./links.js";
+import { CLUSTER_ORDERS, ariaSort, requestedOrder, sortLink } from "../sort.js";
+import { chip, clusterLink, currentParams, href, paramsObject } from "./links.js";
+import { searchableList, startToken } from "./listsearch.js";
+import { versionMismatch } from "./versions.js";
 
-export function clusterColumns({ showOrganization = true } = {}) {
+export function clusterColumns({ showOrganization = true, order = null, link = null } = {}) {
+  const sort = (label, key, options) => (order ? sortLink(label, key, order, link, options) : label);
+  const sorted = (...keys) => (order ? ariaSort(order, ...keys) : null);
   return [
-    { label: "Cluster", cell: (c) => clusterLink(c.id, c.name) },
+    { label: "Cluster", header: sort("Cluster", "name"), ariaSort: sorted("name"), cell: (c) => clusterLink(c.id, c.name) },
     showOrganization
       ? {
           label: "Organization",
+          header: sort("Organization", "organization"),
+          ariaSort: sorted("organization"),
           cell: (c) =>
             h(
               "a",
@@ -28,15 +38,33 @@ export function clusterColumns({ showOrganization = true } = {}) {
         }
       : null,
     { label: "Region", cell: (c) => h("span", { class: "nowrap" }, c.region) },
-    { label: "Status", cell: (c) => statusBadge(c.status) },
+    {
+      label: "Status",
+      header: sort("Status", "since", { firstDesc: true }),
+      ariaSort: sorted("since"),
+      cell: statusCell,
+    },
     { label: "Kubernetes", cell: versionCell },
     {
       label: "Nodes (ready)",
+      header: sort("Nodes", "nodes", { firstDesc: true }),
+      ariaSort: sorted("nodes"),
       numeric: true,
       cell: (c) => (c.snapshot ? `${formatCount(c.snapshot.readyNodes)} / ${formatCount(c.snapshot.nodes)}` : "—"),
     },
-    { label: "Pods", numeric: true, cell: (c) => (c.snapshot ? formatCount(c.snapshot.pods) : "—") },
-    { label: "Snapshot", cell: snapshotCell },
+    {
+      label: "Pods",
+      header: sort("Pods", "pods", { firstDesc: true }),
+      ariaSort: sorted("pods"),
+      numeric: true,
+      cell: (c) => (c.snapshot ? formatCount(c.snapshot.pods) : "—"),
+    },
+    {
+      label: "Snapshot",
+      header: sort("Snapshot", "observed", { firstDesc: true }),
+      ariaSort: sorted("observed"),
+      cell: snapshotCell,
+    },
     {
       label: "Open drift",
       numeric: true,
@@ -52,9 +80,18 @@ export function clusterColumns({ showOrganization = true } = {}) {
   ].filter(Boolean);
 }
 
+function statusCell(c) {
+  return [
+    statusBadge(c.status),
+    c.shootStatusChanged
+      ? h("span", { class: "since muted" }, timeElement(c.shootStatusChanged, `since ${formatDate(c.shootStatusChanged)}`))
+      : null,
+  ];
+}
+
 function versionCell(c) {
-  const observed = c.observedKubernetesVersion ?? "";
-  if (!observed || observed === c.kubernetesVersion) {
+  const mismatch = versionMismatch(c);
+  if (!mismatch) {
     return c.kubernetesVersion;
   }
   return [
@@ -62,8 +99,8 @@ function versionCell(c) {
     " ",
     h(
       "span",
-      { class: "warn-text", title: "the shoot runs another version than the database holds" },
-      `(shoot ${observed})`,
+      { class: mismatch.minor ? "warn-text" : "muted", title: "the shoot runs another version than the database holds" },
+      `(shoot ${mismatch.observed})`,
     ),
   ];
 }
@@ -92,12 +129,13 @@ function snapshotCell(c) {
   return parts;
 }
 
-function filtersForm(params) {
+function filtersForm(params, search) {
   const selected = new Set(params.getAll("status"));
   const current = paramsObject(params);
   const form = h(
     "form",
     { id: "cluster-filters", class: "filters", "aria-label": "Filter clusters" },
+    search,
     h(
       "fieldset",
       { class: "statuses" },
@@ -139,14 +177,14 @@ function filtersForm(params) {
       {},
       h("legend", {}, "Where"),
       h("label", { for: "region-filter" }, "Region "),
-      h("input", { type: "text", id: "region-filter", name: "region", value: params.get("region") ?? "", size: 16 }),
+      h("input", { type: "text", id: "region-filter", name: "region", value: params.get("region") ?? "", size: 12 }),
       " ",
       params.get("org")
         ? chip(
             `Organization: ${params.get("orgName") || params.get("org")}`,
             href("/clusters", { ...current, org: "", orgName: "" }),
           )
-        : h("span", { class: "muted" }, "Organization: pick one from the list or the organizations page."),
+        : h("span", { class: "muted hint" }, "Organization: pick one in the list."),
       h("input", { type: "hidden", name: "org", value: params.get("org") ?? "" }),
       h("input", { type: "hidden", name: "orgName", value: params.get("orgName") ?? "" }),
     ),
@@ -154,8 +192,16 @@ function filtersForm(params) {
   );
   const apply = (event) => {
     event.preventDefault();
+    if (event.type === "change" && event.target.name === "q") {
+      return; // the search field applies itself as the person types
+    }
     const data = new FormData(form);
+    // Order and search come from the address, which the search field keeps current.
+    const now = currentParams();
     window.location.hash = href("/clusters", {
+      q: String(data.get("q") ?? "").trim(),
+      order: now.get("order"),
+      desc: now.get("desc") === "1",
       status: data.getAll("status"),
       attention: data.get("attention") === "1",
       stale: data.get("stale") === "1",
@@ -171,7 +217,8 @@ function filtersForm(params) {
   return form;
 }
 
-export async function clustersView(params) {
+function clusterList(params, query, signal) {
+  const order = requestedOrder(params, CLUSTER_ORDERS);
   const filters = {
     statuses: params.getAll("status"),
     needsAttention: params.get("attention") === "1",
@@ -179,15 +226,37 @@ export async function clustersView(params) {
     includeDeleted: params.get("deleted") === "1",
     region: params.get("region") ?? "",
     organizationId: params.get("org") ?? "",
+    query,
+    order: order.order,
+    descending: order.desc,
   };
-  const list = await pagedTable({
+  const link = (key, desc) =>
+    href("/clusters", { ...paramsObject(params), q: query, order: key === "name" ? "" : key, desc });
+  return pagedTable({
     id: "clusters",
-    caption: "Clusters",
+    caption: query ? `Clusters matching “${query}”` : "Clusters",
     noun: "clusters",
-    columns: clusterColumns(),
-    fetchPage: pager("ListClusters", "clusters", filters),
-    emptyText: "No cluster matches these filters.",
+    columns: clusterColumns({ order, link }),
+    fetchPage: pager("ListClusters", "clusters", filters, { signal }),
+    emptyText: query ? `No cluster matches “${query}” and these filters.` : "No cluster matches these filters.",
     rowAttributes: (c) => ({ dataset: { clusterId: c.id, cluster: c.name ?? "" } }),
+    startToken: startToken(params, query),
+    pageHref: (token) => href("/clusters", { ...paramsObject(params), q: query, page: token }),
   });
-  return [h("h1", {}, "Clusters"), filtersForm(params), list];
+}
+
+export async function clustersView(params, { onError }) {
+  const query = (params.get("q") ?? "").trim();
+  const first = await clusterList(params, query, null);
+  const { field, slot } = searchableList({
+    id: "cluster-search",
+    label: "Search",
+    placeholder: "cluster, organization, or org/cluster",
+    query,
+    first,
+    render: (text, signal) => clusterList(params, text, signal),
+    fragmentFor: (text) => href("/clusters", { ...paramsObject(params), q: text }),
+    onError,
+  });
+  return [h("h1", {}, "Clusters"), filtersForm(params, field), slot];
 }

@@ -10,30 +10,29 @@ import { timeElement } from "/common/format.js";
 import { pager } from "../api.js";
 import { DRIFT_KINDS, kindLabel } from "../labels.js";
 import { pagedTable } from "../paged.js";
+import { findingDetails, shootLink } from "./finding.js";
 import { chip, clusterLink, href, paramsObject } from "./links.js";
 
-// What reconcile recorded as expected and observed, as "key: value" lines.
-function detailsCell(details) {
-  if (!details || typeof details !== "object") {
-    return "";
-  }
-  const entries = Object.entries(details);
-  if (entries.length === 0) {
-    return "";
-  }
+function seenCell(f) {
   return h(
     "dl",
-    { class: "details" },
-    entries.map(([key, value]) => [
-      h("dt", {}, key),
-      h("dd", {}, typeof value === "string" ? value : JSON.stringify(value)),
-    ]),
+    { class: "seen" },
+    h("dt", {}, "first"),
+    h("dd", {}, timeElement(f.firstDetected)),
+    h("dt", {}, "last"),
+    h("dd", {}, timeElement(f.lastDetected)),
   );
 }
 
 export function findingColumns({ resolved = false } = {}) {
   const columns = [
-    { label: "Kind", cell: (f) => h("span", { class: "kind", dataset: { kind: f.kind ?? "" } }, kindLabel(f.kind)) },
+    {
+      label: "Kind",
+      cell: (f) => [
+        h("span", { class: "kind", dataset: { kind: f.kind ?? "" } }, kindLabel(f.kind)),
+        h("code", { class: "subject muted", title: "subject", dataset: { subject: f.subject ?? "" } }, f.subject ?? ""),
+      ],
+    },
     {
       label: "Cluster",
       cell: (f) =>
@@ -43,14 +42,12 @@ export function findingColumns({ resolved = false } = {}) {
     {
       label: "Shoot",
       cell: (f) =>
-        f.shootUid
-          ? [f.shootNamespace ? `${f.shootNamespace}/` : "", f.shootName || h("code", {}, f.shootUid)]
+        f.shootUid || f.shootName
+          ? shootLink(f.shootNamespace ?? "", f.shootName ?? "", f.shootUid ?? "")
           : h("span", { class: "muted" }, "none"),
     },
-    { label: "Subject", cell: (f) => h("code", {}, f.subject ?? "") },
-    { label: "Details", cell: (f) => detailsCell(f.details) },
-    { label: "First detected", cell: (f) => timeElement(f.firstDetected) },
-    { label: "Last detected", cell: (f) => timeElement(f.lastDetected) },
+    { label: "Details", cell: (f) => findingDetails(f) },
+    { label: "Seen", cell: seenCell },
   ];
   if (resolved) {
     columns.push({
@@ -123,6 +120,8 @@ export async function driftView(params) {
     rowAttributes: (f) => ({
       dataset: { findingId: f.id ?? "", kind: f.kind ?? "", resolved: f.resolved ? "yes" : "no" },
     }),
+    startToken: params.get("page") ?? "",
+    pageHref: (token) => href("/drift", { ...paramsObject(params), page: token }),
   });
   return [
     h("h1", {}, "Drift"),

@@ -3,33 +3,58 @@
 // Fragment parameters: cluster (UUID, clusterName for display), type (a resource type),
 // billable=yes|no, destroyed=1 (include destroyed rows). Times are when the inventory noticed.
 
-import { h } from "/common/dom.js";
-import { timeElement } from "/common/format.js";
-import { pager } from "../api.js";
+import { h, replace } from "/common/dom.js";
+import { formatCount, timeElement } from "/common/format.js";
+import { fleet, pager } from "../api.js";
 import { RESOURCE_TYPES, badge } from "../labels.js";
 import { pagedTable } from "../paged.js";
 import { chip, clusterLink, href, paramsObject } from "./links.js";
+import { namespaceName } from "./names.js";
 
-const columns = [
-  { label: "Cluster", cell: (r) => clusterLink(r.clusterId, r.clusterName) },
-  { label: "Organization", cell: (r) => r.organizationName ?? "" },
-  { label: "Type", cell: (r) => h("code", {}, r.resourceType ?? "") },
-  { label: "Name", cell: (r) => (r.namespace ? `${r.namespace}/${r.name ?? ""}` : (r.name ?? "")) },
-  { label: "Cloud id", cell: (r) => h("code", { class: "resource-id" }, r.resourceId ?? "") },
-  { label: "Billable", cell: (r) => (r.billable ? badge("billable", "warn") : h("span", { class: "muted" }, "no")) },
-  { label: "Created", cell: (r) => timeElement(r.created) },
-  { label: "Last seen", cell: (r) => timeElement(r.lastSeen) },
-  {
-    label: "Destroyed",
-    // How the end was decided: not_found (the inventory missed it), cluster_deleted, organization_deleted.
-    cell: (r) =>
+// Clusters whose namespace names are looked up at once (GetCluster each), for one page of rows.
+const NAME_LOOKUPS_AT_ONCE = 4;
+
+// When the inventory first saw it, last saw it, and noticed it gone (with how that was decided:
+// not_found, the inventory missed it; cluster_deleted, organization_deleted), in one compact cell.
+function seenCell(r) {
+  return h(
+    "dl",
+    { class: "seen" },
+    h("dt", {}, "created"),
+    h("dd", {}, timeElement(r.created)),
+    h("dt", {}, "last seen"),
+    h("dd", {}, timeElement(r.lastSeen)),
+    h("dt", {}, "destroyed"),
+    h(
+      "dd",
+      {},
       r.destroyed
         ? [
             timeElement(r.destroyed),
-            r.destroyedReason ? h("span", { class: "muted destroyed-reason" }, ` ${r.destroyedReason.replaceAll("_", " ")}`) : null,
+            r.destroyedReason
+              ? h("span", { class: "muted destroyed-reason" }, ` ${r.destroyedReason.replaceAll("_", " ")}`)
+              : null,
           ]
         : h("span", { class: "muted" }, "active"),
+    ),
+  );
+}
+
+const columns = [
+  {
+    label: "Cluster",
+    cell: (r) => [clusterLink(r.clusterId, r.clusterName), h("span", { class: "secondary muted" }, r.organizationName ?? "")],
   },
+  { label: "Type", cell: (r) => h("code", { class: "resource-type" }, r.resourceType ?? "") },
+  {
+    label: "Namespace",
+    cell: (r) =>
+      r.namespace ? namespaceName(r.tenantNamespace?.name ?? "", r.namespace) : h("span", { class: "muted" }, "cluster-wide"),
+  },
+  { label: "Name", cell: (r) => h("span", { class: "resource-name" }, r.name ?? "") },
+  { label: "Cloud id", cell: (r) => h("code", { class: "resource-id" }, r.resourceId ?? "") },
+  { label: "Billable", cell: (r) => (r.billable ? badge("billable", "warn") : h("span", { class: "muted" }, "no")) },
+  { label: "Seen", cell: seenCell },
 ];
 
 function filters(params) {
@@ -89,6 +114,103 @@ function filters(params) {
   );
 }
 
+// The ledger names a namespace as Kubernetes does; the page adds the database name (the person's
+// name for it) from the cluster's namespaces (GetCluster), read once per cluster per view.
+function namedPages(fetchPage) {
+  const namesByCluster = new Map();
+  const namesOf = (clusterId) => {
+    if (!namesByCluster.has(clusterId)) {
+      namesByCluster.set(
+        clusterId,
+        fleet("GetCluster", { id: clusterId })
+          .then((answer) => new Map((answer.namespaces ?? []).map((n) => [n.kubernetesName, n])))
+          .catch((error) => {
+            if (error.code === "canceled") {
+              throw error;
+            }
+            return new Map(); // names stay as Kubernetes has them; the rows are still right
+          }),
+      );
+    }
+    return namesByCluster.get(clusterId);
+  };
+  return async (token) => {
+    const page = await fetchPage(token);
+    const clusters = [...new Set(page.items.filter((r) => r.namespace && r.clusterId).map((r) => r.clusterId))];
+    for (let i = 0; i < clusters.length; i += NAME_LOOKUPS_AT_ONCE) {
+      await Promise.all(clusters.slice(i, i + NAME_LOOKUPS_AT_ONCE).map(namesOf));
+    }
+    for (const row of page.items) {
+      if (row.namespace && row.clusterId) {
+        row.tenantNamespace = (await namesOf(row.clusterId)).get(row.namespace) ?? null;
+      }
+    }
+    return page;
+  };
+}
+
+// Totals by type of the rows read so far: all of them once paging is done, else the rows shown.
+function totalsTable(rows, more, withDestroyed) {
+  const byType = new Map();
+  for (const r of rows) {
+    const t = byType.get(r.resourceType) ?? { type: r.resourceType, rows: 0, active: 0, billable: 0, destroyed: 0 };
+    t.rows += 1;
+    if (r.destroyed) {
+      t.destroyed += 1;
+    } else {
+      t.active += 1;
+      if (r.billable) {
+        t.billable += 1;
+      }
+    }
+    byType.set(r.resourceType, t);
+  }
+  const types = [...byType.values()].sort((a, b) => a.type.localeCompare(b.type));
+  const sum = (key) => types.reduce((total, t) => total + t[key], 0);
+  const cells = (t) => [
+    h("td", { class: "num" }, formatCount(t.active)),
+    h("td", { class: "num" }, formatCount(t.billable)),
+    h("td", { class: "num" }, formatCount(t.active - t.billable)),
+    withDestroyed ? h("td", { class: "num" }, formatCount(t.destroyed)) : null,
+  ];
+  const caption = more
+    ? `Totals of the ${formatCount(rows.length)} rows shown (more follow: “Show all” totals the whole list)`
+    : "Totals";
+  return h(
+    "table",
+    { id: "ledger-totals", dataset: { complete: more ? "no" : "yes" } },
+    h("caption", {}, caption),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        h("th", { scope: "col" }, "Type"),
+        h("th", { scope: "col", class: "num" }, "Active"),
+        h("th", { scope: "col", class: "num" }, "Billable"),
+        h("th", { scope: "col", class: "num" }, "Not billable"),
+        withDestroyed ? h("th", { scope: "col", class: "num" }, "Destroyed") : null,
+      ),
+    ),
+    h(
+      "tbody",
+      {},
+      types.map((t) => h("tr", { dataset: { resourceType: t.type } }, h("th", { scope: "row" }, h("code", {}, t.type)), cells(t))),
+    ),
+    h(
+      "tfoot",
+      {},
+      h(
+        "tr",
+        { id: "ledger-totals-all" },
+        h("th", { scope: "row" }, "Total"),
+        cells({ active: sum("active"), billable: sum("billable"), destroyed: sum("destroyed") }),
+      ),
+    ),
+  );
+}
+
 export async function ledgerView(params) {
   const request = {
     clusterId: params.get("cluster") ?? "",
@@ -99,17 +221,21 @@ export async function ledgerView(params) {
   if (params.get("billable") === "yes" || params.get("billable") === "no") {
     request.billable = params.get("billable") === "yes";
   }
+  const totals = h("div", { class: "table-wrap totals", id: "ledger-totals-slot" });
   const list = await pagedTable({
     id: "resources",
     caption: "Ledger",
     noun: "resources",
     columns,
-    fetchPage: pager("ListInfrastructureResources", "resources", request),
+    fetchPage: namedPages(pager("ListInfrastructureResources", "resources", request)),
+    onRows: (rows, more) => replace(totals, rows.length ? totalsTable(rows, more, request.includeDestroyed) : []),
     emptyText: "No ledger row matches these filters.",
     rowAttributes: (r) => ({
       dataset: { resourceType: r.resourceType ?? "" },
       class: r.destroyed ? "destroyed" : null,
     }),
+    startToken: params.get("page") ?? "",
+    pageHref: (token) => href("/ledger", { ...paramsObject(params), page: token }),
   });
   return [
     h("h1", {}, "Ledger"),
@@ -119,6 +245,7 @@ export async function ledgerView(params) {
       "Infrastructure the inventory saw in each cluster, whoever created it: one row per lifetime of a resource.",
     ),
     filters(params),
+    totals,
     list,
   ];
 }

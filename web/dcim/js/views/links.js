@@ -17,9 +17,14 @@ export function href(path, params = {}) {
 }
 
 // The current filters as a plain object (repeated keys become arrays), for building the next link.
+// `page` (a page token) is left out: a token belongs to exactly the filters it was read with, so any
+// link that changes something starts at the first page again.
 export function paramsObject(params) {
   const result = {};
   for (const key of new Set(params.keys())) {
+    if (key === "page") {
+      continue;
+    }
     const values = params.getAll(key);
     result[key] = values.length > 1 ? values : values[0];
   }
@@ -41,4 +46,11 @@ export function chip(label, removeHref) {
     " ",
     h("a", { href: removeHref, "aria-label": `Remove filter: ${label}` }, "✕"),
   );
+}
+
+// The parameters of the fragment in the address bar now (which a search field may have moved on).
+export function currentParams() {
+  const fragment = window.location.hash.replace(/^#/, "");
+  const index = fragment.indexOf("?");
+  return new URLSearchParams(index >= 0 ? fragment.slice(index + 1) : "");
 }

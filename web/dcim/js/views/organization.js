@@ -6,6 +6,7 @@ import { dateElement, formatCount, timeElement } from "/common/format.js";
 import { fleet } from "../api.js";
 import { badge } from "../labels.js";
 import { href } from "./links.js";
+import { trendsSection } from "./trends.js";
 
 const changeColumns = [
   { label: "When", cell: (c) => timeElement(c.changed) },
@@ -17,8 +18,13 @@ const changeColumns = [
   { label: "Reason", cell: (c) => c.reason ?? "" },
 ];
 
-export async function organizationView(id) {
+export async function organizationView(id, params = new URLSearchParams()) {
   const answer = await fleet("GetOrganization", { id });
+  const trends = await trendsSection({
+    organizationId: id,
+    path: `/organizations/${encodeURIComponent(id)}`,
+    rangeKey: params.get("range"),
+  });
   const org = answer.organization ?? {};
   const changes = answer.listingChanges ?? [];
   return [
@@ -36,6 +42,12 @@ export async function organizationView(id) {
       { class: "facts", id: "organization-facts" },
       h("dt", {}, "Name"),
       h("dd", {}, org.name),
+      h("dt", {}, "Counts"),
+      h(
+        "dd",
+        { id: "organization-counts" },
+        `${formatCount(org.projects)} projects, ${formatCount(org.namespaces)} namespaces, ${formatCount(org.readyNodes)} ready nodes, ${formatCount(org.pods)} pods`,
+      ),
       h("dt", {}, "Clusters"),
       h("dd", {}, h("a", { href: href("/clusters", { org: org.id, orgName: org.name }) }, formatCount(org.clusters))),
       h("dt", {}, "Drift"),
@@ -45,9 +57,14 @@ export async function organizationView(id) {
       h("dt", {}, "Id"),
       h("dd", {}, h("code", {}, org.id)),
     ),
+    trends,
     h("h2", { id: "listing-changes-title" }, "Public listing, changes"),
     changes.length
-      ? table(null, changeColumns, changes, { id: "listing-changes", "aria-labelledby": "listing-changes-title" })
+      ? h(
+          "div",
+          { class: "table-wrap" },
+          table(null, changeColumns, changes, { id: "listing-changes", "aria-labelledby": "listing-changes-title" }),
+        )
       : h(
           "p",
           { class: "muted", id: "listing-changes" },

@@ -9,6 +9,7 @@ import { count, formatBytes, formatCount, formatDuration, formatMillicores, time
 import { fleet } from "../api.js";
 import { DRIFT_KINDS, STATUSES, badge, kindLabel, statusBadge } from "../labels.js";
 import { href } from "./links.js";
+import { trendsSection } from "./trends.js";
 
 const LOOPS = [
   ["inventory", "Inventory (collector)"],
@@ -72,11 +73,12 @@ function freshness(loops) {
   rows.forEach((row, index) => {
     rendered.tBodies[0].rows[index].dataset.loop = row.name;
   });
-  return [warnings, rendered];
+  return [warnings, h("div", { class: "table-wrap" }, rendered)];
 }
 
-export async function summaryView() {
+export async function summaryView(params = new URLSearchParams()) {
   const s = await fleet("GetFleetSummary");
+  const trends = await trendsSection({ path: "/summary", rangeKey: params.get("range") });
   const statuses = new Map((s.clustersByStatus ?? []).map((entry) => [entry.status, count(entry.clusters)]));
   const kinds = new Map((s.openFindingsByKind ?? []).map((entry) => [entry.kind, count(entry.findings)]));
   const statusRows = STATUSES.filter(([status]) => statuses.has(status)).map(([status]) => ({
@@ -133,6 +135,7 @@ export async function summaryView() {
       timeElement(s.read),
       ". Node, pod and capacity totals count ready clusters only.",
     ),
+    trends,
     h("h2", {}, "Clusters by status"),
     statusRows.length
       ? table(
