@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, LiteralString, TypeVar
@@ -25,6 +25,7 @@ QUERIES = load_queries(Path(__file__).with_name("queries.sql"))
 # The keyset condition and ORDER BY of each sort order of the two sortable lists (see orders.sql).
 ORDERS = load_queries(Path(__file__).with_name("orders.sql"))
 KEYSET_LINE = "-- keyset --"
+ORDER_LINE = "-- order --"
 
 # Sentinel keys that sort before every row: the first page is "after" them (see queries.sql).
 NIL_UUID = UUID(int=0)
@@ -32,6 +33,8 @@ BEFORE_ANY_TEXT = ""
 BEFORE_ANY_TIME = "-infinity"
 # How a missing time sorts in an order by it: '-infinity' in SQL, this in a page token.
 NEVER = datetime.min.replace(tzinfo=UTC)
+# A ready cluster's snapshot is stale once older than this many inventory intervals (migration 0004).
+STALE_INTERVALS = 3
 
 R = TypeVar("R")
 
@@ -43,11 +46,17 @@ async def _all(conn: psycopg.AsyncConnection[Any], name: str, row: type[R], para
 
 
 def _ordered(list_name: str, order_block: str) -> LiteralString:
-    """A list's block with the keyset condition and ORDER BY of one order in place of its keyset line."""
+    """A list's block with the keyset condition and ORDER BY of one order in place of its keyset line,
+    and that ORDER BY again in place of its order line when it has one (ListClusters sorts the page it
+    chose once more after reading its rows)."""
     template = QUERIES[list_name].sql
     if KEYSET_LINE not in template:
         raise ValueError(f"{list_name} has no keyset line")
-    return template.replace(KEYSET_LINE, ORDERS[order_block].sql)
+    block = ORDERS[order_block].sql
+    order_by = [line for line in block.splitlines() if line.startswith("ORDER BY ")]
+    if len(order_by) != 1:
+        raise ValueError(f"{order_block} has no single ORDER BY line")
+    return template.replace(KEYSET_LINE, block).replace(ORDER_LINE, order_by[0])
 
 
 def _sql_time(value: datetime) -> datetime | str:
@@ -238,10 +247,48 @@ _CLUSTER_STATEMENTS = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class InventoryClock:
+    """The inventory loop's interval and first completed pass (its heartbeat); None before it ran."""
+
+    interval_seconds: int | None = None
+    first_completed: datetime | None = None
+
+
+async def inventory_clock(conn: psycopg.AsyncConnection[Any]) -> InventoryClock:
+    """What staleness is judged by (ListClusters reads it only for its stale filter)."""
+    rows = await _all(conn, "inventory_clock", InventoryClock, {})
+    return rows[0] if rows else InventoryClock()
+
+
+def _word_start(pattern: str | None) -> str | None:
+    # A prefix pattern ('ab%') of the query matches the first name of a key as it is, and any later
+    # one after the line feed that separates them (migration 0011); a substring finds all by itself.
+    return None if pattern is None or pattern.startswith("%") else "%\n" + pattern
+
+
+def _trigram_form(pattern: str | None) -> str | None:
+    # The form the trigram indexes hold a key in (migration 0011): '-' read as the letter 'z'.
+    return None if pattern is None else pattern.replace("-", "z")
+
+
+def stale_bound(now: datetime, clock: InventoryClock) -> datetime | None:
+    """Every stale snapshot was observed before this (three intervals before `now`); None: none is."""
+    if clock.interval_seconds is None:
+        return None
+    return now - timedelta(seconds=STALE_INTERVALS * clock.interval_seconds)
+
+
 def cluster_page_query(
-    filters: ClusterFilters, *, now: datetime, after: tuple[Any, ...] | None, limit: int
+    filters: ClusterFilters,
+    *,
+    now: datetime,
+    after: tuple[Any, ...] | None,
+    limit: int,
+    clock: InventoryClock = InventoryClock(),
 ) -> tuple[LiteralString, dict[str, object]]:
-    """The statement and parameters of one ListClusters page (tests EXPLAIN them as they run)."""
+    """The statement and parameters of one ListClusters page (tests EXPLAIN them as they run); `clock`
+    matters only to the stale filter."""
     params = {
         "organization_id": filters.organization_id,
         "statuses": list(filters.statuses) if filters.statuses is not None else None,
@@ -250,8 +297,18 @@ def cluster_page_query(
         "region": filters.region,
         "include_deleted": filters.include_deleted,
         "either": filters.either_pattern,
+        "either_word": _word_start(filters.either_pattern),
+        "either_trigrams": _trigram_form(filters.either_pattern),
+        "either_word_trigrams": _trigram_form(_word_start(filters.either_pattern)),
         "cluster_pattern": filters.cluster_pattern,
+        "cluster_trigrams": _trigram_form(filters.cluster_pattern),
         "organization_pattern": filters.organization_pattern,
+        "organization_word": _word_start(filters.organization_pattern),
+        "organization_trigrams": _trigram_form(filters.organization_pattern),
+        "organization_word_trigrams": _trigram_form(_word_start(filters.organization_pattern)),
+        "stale_before": stale_bound(now, clock),
+        "inventory_interval_seconds": clock.interval_seconds,
+        "inventory_since": clock.first_completed,
         "now": now,
         "limit": limit,
         **_order_params(after),
@@ -268,7 +325,8 @@ async def list_clusters(
     limit: int,
 ) -> list[ClusterRow]:
     """Clusters matching `filters` in their order after `after` (the order's key), at most `limit`."""
-    statement, params = cluster_page_query(filters, now=now, after=after, limit=limit)
+    clock = await inventory_clock(conn) if filters.stale else InventoryClock()
+    statement, params = cluster_page_query(filters, now=now, after=after, limit=limit, clock=clock)
     return await _ordered_all(conn, statement, ClusterRow, params)
 
 

@@ -72,52 +72,63 @@ LIMIT %(limit)s;
 -- name: list_clusters
 -- Called by FleetApi.list_clusters: one page of clusters as tenant.staff_clusters shows them
 -- (migration 0006), in the order of the clusters_by_* block of orders.sql that queries.py puts in
--- place of the keyset line. Filters combine with AND; without include_deleted only live clusters of
--- live organizations are listed. The query's patterns (services/fleet/search.py): %(either)s matches
--- the cluster's name or its organization's name or alias; %(cluster_pattern)s and
--- %(organization_pattern)s match one each. The matching organizations are read once into an array
--- (an init plan), so `organization_id = ANY (...)` can use an index: a rare match is a BitmapOr of
--- the name's trigram index and the organization index, a common one walks the order's index.
+-- place of the keyset line (and its ORDER BY in place of the order line). The page is chosen in
+-- tenant.cluster_listing (migration 0011), which holds every filter and sort key of a cluster with an
+-- index per order, and only the page's rows are then read through the view. Filters combine with
+-- AND; without include_deleted only live clusters of live organizations are listed. The query's
+-- patterns (services/fleet/search.py): %(either)s matches the cluster's name or its organization's
+-- name or alias (search_key holds the three, separated by a line feed), %(either_word)s the same
+-- pattern after a separator (a short query is a prefix of any of the three); %(cluster_pattern)s and
+-- %(organization_pattern)s match one each.
 SELECT cluster.*
-FROM tenant.staff_clusters AS cluster
-WHERE (%(include_deleted)s::boolean OR (cluster.deleted IS NULL AND NOT cluster.organization_deleted))
-  AND (%(organization_id)s::uuid IS NULL OR cluster.organization_id = %(organization_id)s::uuid)
-  AND (%(region)s::text IS NULL OR cluster.region = %(region)s::text)
-  -- Without include_deleted every row is live, so the status is the live one: the expression of the
-  -- index cluster_sync_state_idx_live_status (migration 0009), whose statistics the planner then uses.
-  AND (%(statuses)s::text[] IS NULL OR (CASE WHEN %(include_deleted)s::boolean THEN tenant.cluster_status(
-          cluster.deleted IS NOT NULL, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation,
-          cluster.first_completed IS NOT NULL
-      ) ELSE tenant.cluster_status(
-          false, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation, cluster.first_completed IS NOT NULL
-      ) END) = ANY (%(statuses)s::text[]))
-  -- Implied by the status filter (a cluster without a sync status is PROVISIONING, DELETING or
-  -- DELETED): spelled out because it lets the planner turn the view's outer join to the sync state
-  -- into an inner one, so the filter above reaches that table and its index.
-  AND (%(statuses)s::text[] IS NULL OR %(statuses)s::text[] && ARRAY['provisioning', 'deleting', 'deleted']
-       OR cluster.sync_status IS NOT NULL)
-  AND (NOT %(needs_attention)s::boolean OR tenant.cluster_needs_attention(tenant.cluster_status(
-          cluster.deleted IS NOT NULL, cluster.sync_status, cluster.shoot_status, cluster.shoot_operation,
-          cluster.first_completed IS NOT NULL
-      )))
-  AND (NOT %(stale)s::boolean OR tenant.snapshot_is_stale(
-          tenant.cluster_is_ready(
-              cluster.deleted IS NOT NULL, cluster.organization_deleted, cluster.organization_id, cluster.shoot_status
-          ),
-          cluster.observed, cluster.ready_since, cluster.inventory_interval_seconds,
-          cluster.inventory_since, %(now)s::timestamptz
-      ))
-  AND (%(cluster_pattern)s::text IS NULL OR lower(cluster.name) LIKE %(cluster_pattern)s::text)
-  AND (%(organization_pattern)s::text IS NULL OR cluster.organization_id = ANY (ARRAY(
-          SELECT o.id FROM tenant.organizations AS o
-          WHERE lower(o.name) LIKE %(organization_pattern)s::text OR lower(o.alias) LIKE %(organization_pattern)s::text
-      )))
-  AND (%(either)s::text IS NULL OR lower(cluster.name) LIKE %(either)s::text OR cluster.organization_id = ANY (ARRAY(
-          SELECT o.id FROM tenant.organizations AS o
-          WHERE lower(o.name) LIKE %(either)s::text OR lower(o.alias) LIKE %(either)s::text
-      )))
+FROM (
+    SELECT listing.id, listing.name, listing.organization_name, listing.pods, listing.nodes, listing.observed,
+           listing.status_since
+    FROM tenant.cluster_listing AS listing
+    WHERE (%(include_deleted)s::boolean OR listing.live)
+      AND (%(organization_id)s::uuid IS NULL OR listing.organization_id = %(organization_id)s::uuid)
+      AND (%(region)s::text IS NULL OR listing.region = %(region)s::text)
+      AND (%(statuses)s::text[] IS NULL OR listing.status = ANY (%(statuses)s::text[]))
+      AND (NOT %(needs_attention)s::boolean OR listing.needs_attention)
+      -- Stale implies collected before the stale bound (or never, '-infinity'): a range of the observed
+      -- index that the exact test then narrows. %(stale_before)s is NULL before the collector ran
+      -- (then nothing is stale).
+      AND (NOT %(stale)s::boolean OR (listing.observed < %(stale_before)s::timestamptz AND tenant.snapshot_is_stale(
+              listing.ready, nullif(listing.observed, '-infinity'), listing.ready_since,
+              %(inventory_interval_seconds)s::integer, %(inventory_since)s::timestamptz, %(now)s::timestamptz
+          )))
+      -- Each pattern twice: in the trigram form of the index (candidates), then as asked (the answer).
+      AND (%(cluster_pattern)s::text IS NULL OR (
+              (translate(listing.cluster_key, '-', 'z') LIKE %(cluster_trigrams)s::text
+               OR listing.cluster_key LIKE %(cluster_pattern)s::text)
+              AND listing.cluster_key LIKE %(cluster_pattern)s::text))
+      AND (%(organization_pattern)s::text IS NULL OR (
+              (translate(listing.organization_key, '-', 'z') LIKE %(organization_trigrams)s::text
+               OR translate(listing.organization_key, '-', 'z') LIKE %(organization_word_trigrams)s::text)
+              AND (listing.organization_key LIKE %(organization_pattern)s::text
+                   OR listing.organization_key LIKE %(organization_word)s::text)))
+      AND (%(either)s::text IS NULL OR (
+              (translate(listing.search_key, '-', 'z') LIKE %(either_trigrams)s::text
+               OR translate(listing.search_key, '-', 'z') LIKE %(either_word_trigrams)s::text)
+              AND (listing.search_key LIKE %(either)s::text OR listing.search_key LIKE %(either_word)s::text)))
 -- keyset --
-LIMIT %(limit)s;
+    LIMIT %(limit)s
+) AS listing
+-- OFFSET 0 keeps the view from being pulled up into a join the planner may hash over every cluster:
+-- each row of the page reads its cluster through the primary keys.
+CROSS JOIN LATERAL (
+    SELECT view.* FROM tenant.staff_clusters AS view WHERE view.id = listing.id OFFSET 0
+) AS cluster
+-- order --
+;
+
+-- name: inventory_clock
+-- Called by FleetApi.list_clusters for its stale filter: the inventory loop's interval and first
+-- completed pass, which staleness is judged by; queries.py turns them into the bound of the
+-- observed index that list_clusters reads.
+SELECT hb.interval_seconds, hb.first_completed
+FROM tenant.worker_heartbeats AS hb
+WHERE hb.loop = 'inventory';
 
 -- name: get_cluster
 -- Called by FleetApi.get_cluster: one cluster, any state but the system organization's, as
