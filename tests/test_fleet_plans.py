@@ -20,7 +20,7 @@ from psycopg import sql
 
 from db.seed.generate import FleetSize, generate
 from db.seed.write import write_fleet
-from services.fleet import queries
+from services.fleet import queries, search
 from tests.fixtures.fleet_api import write_observations
 from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database
 
@@ -96,8 +96,6 @@ FILTERS: dict[str, dict[str, Any]] = {
 ROW_ORDERS = (queries.ClusterOrder.NAME, queries.ClusterOrder.ORGANIZATION)
 
 
-
-
 def _matrix() -> list[Any]:
     return [
         pytest.param(name, order, descending, id=f"{name}-{order}-{'desc' if descending else 'asc'}")
@@ -155,16 +153,17 @@ def test_snapshot_orders_within_one_organization_read_only_its_clusters(
 
 
 @pytest.mark.parametrize(
-    "pattern",
-    [
-        "%api%",
-        "ca%",
-        "%frontend-9%",
-    ],
+    "query",
+    # A common name, a prefix, a unique Kubernetes name's start and end, a name nobody has, a prefix
+    # of a project's part, and a query that starts with the separator.
+    ["api", "wo", "web0", "frontend-9", "zzzz", "-worker", "web0-api-0"],
 )
-def test_namespace_search_reads_no_whole_table(plan_conn: psycopg.Connection[Any], pattern: str) -> None:
-    params = {"pattern": pattern, "after_name": "", "after_id": uuid.UUID(int=0), "limit": 101}
-    assert sequential_scans(plan_conn, queries.QUERIES["search_namespaces"].sql, params) & BIG_TABLES == set()
+def test_namespace_search_reads_no_whole_table(plan_conn: psycopg.Connection[Any], query: str) -> None:
+    patterns = search.namespace_patterns("query", query)
+    wanted = queries.NamespaceSearch(patterns.name, patterns.name_start, patterns.project, patterns.project_names)
+    for after in (None, ("m", uuid.UUID(int=1))):
+        statement, params = queries.namespace_search_query(wanted, after=after, limit=101)
+        assert sequential_scans(plan_conn, statement, params) & BIG_TABLES == set()
 
 
 def test_the_fleet_is_large_enough_to_matter(plans_database: TestDatabase) -> None:

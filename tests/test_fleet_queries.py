@@ -68,8 +68,9 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
         limit=3,
     ),
     "search_namespaces": lambda conn: queries.search_namespaces(
-        conn, search=queries.NamespaceSearch("%web%"), after=("web", SOME_ID), limit=3
+        conn, search=queries.NamespaceSearch("%web%", "web%", "%ab", "cd%"), after=("web", SOME_ID), limit=3
     ),
+    "inventory_clock": queries.inventory_clock,
     "fleet_totals": lambda conn: queries.fleet_totals(conn, now=NOW),
     "fleet_status_inputs": queries.fleet_status_inputs,
     "open_findings_by_kind": queries.open_findings_by_kind,

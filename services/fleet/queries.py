@@ -593,18 +593,40 @@ class NamespaceMatchRow:
 
 @dataclass(frozen=True, slots=True)
 class NamespaceSearch:
-    """SearchNamespaces' pattern (services/fleet/search.py); a page token is bound to it."""
+    """SearchNamespaces' patterns (services/fleet/search.py, NamespacePatterns); a page token is bound
+    to them."""
 
-    pattern: str
+    name: str
+    name_start: str | None = None
+    project: str | None = None
+    project_names: str | None = None
 
 
 async def search_namespaces(
     conn: psycopg.AsyncConnection[Any], *, search: NamespaceSearch, after: tuple[str, UUID] | None, limit: int
 ) -> list[NamespaceMatchRow]:
-    """Live namespaces whose name matches, by (name, id), after `after`, at most `limit`."""
+    """Live namespaces whose name or Kubernetes name matches, by (name, id), after `after`, at most `limit`."""
+    statement, params = namespace_search_query(search, after=after, limit=limit)
+    async with conn.cursor(row_factory=class_row(NamespaceMatchRow)) as cur:
+        await cur.execute(statement, params, prepare=False)
+        return await cur.fetchall()
+
+
+def namespace_search_query(
+    search: NamespaceSearch, *, after: tuple[str, UUID] | None, limit: int
+) -> tuple[LiteralString, dict[str, object]]:
+    """The statement and parameters of one SearchNamespaces page (tests EXPLAIN them as they run)."""
     name, id_ = after or (BEFORE_ANY_TEXT, NIL_UUID)
-    params = {"pattern": search.pattern, "after_name": name, "after_id": id_, "limit": limit}
-    return await _all(conn, "search_namespaces", NamespaceMatchRow, params)
+    params: dict[str, object] = {
+        "pattern": search.name,
+        "name_start": search.name_start,
+        "project_pattern": search.project,
+        "project_names": search.project_names,
+        "after_name": name,
+        "after_id": id_,
+        "limit": limit,
+    }
+    return QUERIES["search_namespaces"].sql, params
 
 
 def query_names() -> Sequence[str]:

@@ -22,7 +22,8 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 -- Called by FleetApi.list_organizations: one page of organizations (live and deleted), those whose
 -- name or alias matches %(pattern)s when it is set (see services/fleet/search.py), in the order of
 -- the organizations_by_* block of orders.sql that queries.py puts in place of the keyset line. The
--- counts are per row of the page (LATERAL), so a page costs the same at any depth.
+-- counts are per row of the page (LATERAL), so a page costs the same at any depth, and add up the
+-- organization's rows of tenant.cluster_listing.
 -- FleetApi.get_organization reads one organization with it too: organization_id set, the first page
 -- by name and LIMIT 1 (the list itself passes NULL).
 SELECT o.id,
@@ -39,29 +40,17 @@ SELECT o.id,
        coalesce(counts.clusters_needing_attention, 0)::integer AS clusters_needing_attention
 FROM tenant.organizations AS o
 LEFT JOIN LATERAL (
+    -- Per cluster, the listing (migration 0011) holds its live project and namespace counts, its
+    -- readiness and its status, so an organization costs a few index entries however many namespaces
+    -- it has. A live cluster of a live organization: ready and needs_attention are the live ones.
     SELECT count(*) AS clusters,
-           sum(per_cluster.projects) AS projects,
-           sum(per_cluster.namespaces) AS namespaces,
-           sum(snap.ready_nodes) FILTER (WHERE tenant.cluster_is_ready(false, false, o.id, s.shoot_status))
-               AS ready_nodes,
-           sum(snap.pods) FILTER (WHERE tenant.cluster_is_ready(false, false, o.id, s.shoot_status)) AS pods,
-           count(*) FILTER (WHERE tenant.cluster_needs_attention(tenant.cluster_status(
-               false, s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed IS NOT NULL
-           ))) AS clusters_needing_attention
-    FROM tenant.clusters AS c
-    LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
-    LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
-    LEFT JOIN LATERAL (
-        SELECT count(*) AS projects, sum(ns.namespaces) AS namespaces
-        FROM tenant.projects AS p
-        LEFT JOIN LATERAL (
-            SELECT count(*) AS namespaces
-            FROM tenant.namespaces AS n
-            WHERE n.project_id = p.id AND n.deleted IS NULL
-        ) AS ns ON true
-        WHERE p.cluster_id = c.id AND p.deleted IS NULL
-    ) AS per_cluster ON true
-    WHERE c.organization_id = o.id AND c.deleted IS NULL
+           sum(l.projects) AS projects,
+           sum(l.namespaces) AS namespaces,
+           sum(l.ready_nodes) FILTER (WHERE l.ready) AS ready_nodes,
+           sum(l.pods) FILTER (WHERE l.ready) AS pods,
+           count(*) FILTER (WHERE l.needs_attention) AS clusters_needing_attention
+    FROM tenant.cluster_listing AS l
+    WHERE l.organization_id = o.id AND NOT l.cluster_deleted
 ) AS counts ON o.deleted IS NULL
 WHERE o.id <> tenant.system_organization_id()
   AND (%(pattern)s::text IS NULL OR lower(o.name) LIKE %(pattern)s::text OR lower(o.alias) LIKE %(pattern)s::text)
@@ -295,54 +284,25 @@ LIMIT %(limit)s;
 
 -- name: fleet_totals
 -- Called by FleetApi's summary read: platform-wide totals over live clusters of live, non-system
--- organizations, ready-cluster sums from the snapshots (ready as tenant.cluster_is_ready says, decided
--- once per cluster in live_clusters), and the stale count.
--- Projects and namespaces are counted by subtraction: every live row, minus the live rows under a dead
--- ancestor (a deleted project; a deleted cluster; a cluster of a deleted or the system organization).
--- Both counts of live rows are index-only scans of the partial "live" indexes, and the rows under dead
--- ancestors are few and found through the same indexes, so the 1,000,000 namespaces of the scale fleet
--- are counted without a join per namespace. A namespace has exactly one project, so its two ways of
--- being under a dead ancestor (its project is deleted; its project is live on a dead cluster) never
--- count it twice.
+-- organizations, ready-cluster sums from the snapshots, project and namespace counts, and the stale
+-- count, all from tenant.cluster_listing (migration 0011), which the writes of every source keep: one
+-- row per cluster holds its snapshot, readiness and live project and namespace counts, so the
+-- 1,000,000 namespaces of the scale fleet are added up as 50,000 numbers in one pass, in the same
+-- snapshot as the rest of the summary.
 WITH inventory AS (
     SELECT hb.interval_seconds, hb.first_completed
     FROM tenant.worker_heartbeats AS hb
     WHERE hb.loop = 'inventory'
 ),
 live_organizations AS (
-    SELECT o.id, o.listed_publicly
+    SELECT o.listed_publicly
     FROM tenant.organizations AS o
     WHERE o.deleted IS NULL AND o.id <> tenant.system_organization_id()
 ),
-dead_clusters AS MATERIALIZED (
-    SELECT c.id
-    FROM tenant.clusters AS c
-    LEFT JOIN live_organizations AS o ON o.id = c.organization_id
-    WHERE c.deleted IS NOT NULL OR o.id IS NULL
-),
-live_projects_of_dead_clusters AS MATERIALIZED (
-    SELECT p.id
-    FROM dead_clusters AS d
-    JOIN tenant.projects AS p ON p.cluster_id = d.id AND p.deleted IS NULL
-),
-live_clusters AS (
-    SELECT tenant.cluster_is_ready(false, false, c.organization_id, s.shoot_status) AS ready,
-           s.ready_since,
-           snap.observed,
-           snap.nodes,
-           snap.ready_nodes,
-           snap.pods,
-           snap.allocatable_pods,
-           snap.cpu_allocatable_millicores,
-           snap.memory_allocatable_bytes
-    FROM tenant.clusters AS c
-    JOIN live_organizations AS o ON o.id = c.organization_id
-    LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
-    LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
-    WHERE c.deleted IS NULL
-),
 cluster_totals AS (
     SELECT count(*) AS clusters,
+           coalesce(sum(l.projects), 0) AS projects,
+           coalesce(sum(l.namespaces), 0) AS namespaces,
            count(*) FILTER (WHERE l.ready) AS clusters_ready,
            coalesce(sum(l.nodes) FILTER (WHERE l.ready), 0) AS nodes,
            coalesce(sum(l.ready_nodes) FILTER (WHERE l.ready), 0) AS ready_nodes,
@@ -351,25 +311,18 @@ cluster_totals AS (
            coalesce(sum(l.cpu_allocatable_millicores) FILTER (WHERE l.ready), 0) AS cpu_allocatable_millicores,
            coalesce(sum(l.memory_allocatable_bytes) FILTER (WHERE l.ready), 0) AS memory_allocatable_bytes,
            count(*) FILTER (WHERE tenant.snapshot_is_stale(
-               l.ready, l.observed, l.ready_since,
+               l.ready, nullif(l.observed, '-infinity'), l.ready_since,
                inventory.interval_seconds, inventory.first_completed, %(now)s::timestamptz
            )) AS clusters_stale
-    FROM live_clusters AS l
+    FROM tenant.cluster_listing AS l
     LEFT JOIN inventory ON true
+    WHERE l.live
 )
 SELECT (SELECT count(*) FROM live_organizations)::integer AS organizations,
        (SELECT count(*) FROM live_organizations WHERE listed_publicly)::integer AS organizations_listed,
        t.clusters::integer,
-       ((SELECT count(*) FROM tenant.projects AS p WHERE p.deleted IS NULL)
-        - (SELECT count(*) FROM live_projects_of_dead_clusters))::integer AS projects,
-       ((SELECT count(*) FROM tenant.namespaces AS n WHERE n.deleted IS NULL)
-        - (SELECT count(*)
-           FROM tenant.projects AS p
-           JOIN tenant.namespaces AS n ON n.project_id = p.id AND n.deleted IS NULL
-           WHERE p.deleted IS NOT NULL)
-        - (SELECT count(*)
-           FROM live_projects_of_dead_clusters AS p
-           JOIN tenant.namespaces AS n ON n.project_id = p.id AND n.deleted IS NULL))::integer AS namespaces,
+       t.projects::integer,
+       t.namespaces::integer,
        t.clusters_ready::integer,
        t.nodes::bigint,
        t.ready_nodes::bigint,
@@ -382,17 +335,15 @@ FROM cluster_totals AS t;
 
 -- name: fleet_status_inputs
 -- Called by FleetApi.get_fleet_summary: live clusters of live, non-system organizations grouped by the
--- inputs of their status (a few hundred combinations at most); the service derives each group's
--- status with clusterstatus in Python and adds them up.
-SELECT s.sync_status,
-       s.shoot_status,
-       s.shoot_operation,
-       s.first_completed IS NOT NULL AS ever_completed,
+-- inputs of their status (a few hundred combinations at most), from tenant.cluster_listing; the
+-- service derives each group's status with clusterstatus in Python and adds them up.
+SELECT l.sync_status,
+       l.shoot_status,
+       l.shoot_operation,
+       l.ever_completed,
        count(*)::integer AS clusters
-FROM tenant.clusters AS c
-JOIN tenant.organizations AS o ON o.id = c.organization_id
-LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
-WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> tenant.system_organization_id()
+FROM tenant.cluster_listing AS l
+WHERE l.live
 GROUP BY 1, 2, 3, 4;
 
 -- name: open_findings_by_kind
@@ -412,25 +363,82 @@ FROM tenant.worker_heartbeats AS hb
 ORDER BY hb.loop;
 
 -- name: search_namespaces
--- Called by FleetApi.search_namespaces: one page of live namespaces whose name matches %(pattern)s
--- (services/fleet/search.py), in live projects on live clusters of live, non-system organizations,
--- by (name, id), each with where it lives.
-SELECT n.id,
-       n.name,
-       p.id AS project_id,
-       p.name AS project_name,
-       c.id AS cluster_id,
-       c.name AS cluster_name,
-       o.id AS organization_id,
-       o.name AS organization_name,
-       o.alias AS organization_alias
-FROM tenant.namespaces AS n
-JOIN tenant.projects AS p ON p.id = n.project_id AND p.deleted IS NULL
-JOIN tenant.clusters AS c ON c.id = p.cluster_id AND c.deleted IS NULL
-JOIN tenant.organizations AS o ON o.id = c.organization_id AND o.deleted IS NULL
-WHERE n.deleted IS NULL
-  AND lower(n.name) LIKE %(pattern)s::text
-  AND o.id <> tenant.system_organization_id()
-  AND (n.name, n.id) > (%(after_name)s::text, %(after_id)s::uuid)
-ORDER BY n.name, n.id
+-- Called by FleetApi.search_namespaces: one page of live namespaces in live projects on live clusters
+-- of live, non-system organizations, by (name, id), each with where it lives, whose name matches
+-- %(pattern)s (or %(name_start)s) or whose Kubernetes name does (services/fleet/search.py,
+-- NamespacePatterns). Two ways in, each ordered and cut to the page, each reading its rows whole:
+-- - by name: the matching names of tenant.namespace_names in order, and for each its live namespaces
+--   by (name, id), so a name shared by thousands of namespaces costs one page of them;
+-- - by Kubernetes name: the projects whose name prefix (tenant.namespace_name_prefix, indexed on
+--   projects, migration 0011) matches %(project_pattern)s, found first (MATERIALIZED: the prefix of
+--   an alert's namespace names a project or two, which the planner cannot know from statistics of
+--   hashes), then their namespaces whose name matches %(project_names)s, except those found by name.
+WITH by_name AS (
+    SELECT found.*
+    FROM tenant.namespace_names AS d
+    CROSS JOIN LATERAL (
+        SELECT n.id,
+               n.name,
+               p.id AS project_id,
+               p.name AS project_name,
+               c.id AS cluster_id,
+               c.name AS cluster_name,
+               o.id AS organization_id,
+               o.name AS organization_name,
+               o.alias AS organization_alias
+        FROM tenant.namespaces AS n
+        JOIN tenant.projects AS p ON p.id = n.project_id AND p.deleted IS NULL
+        JOIN tenant.clusters AS c ON c.id = p.cluster_id AND c.deleted IS NULL
+        JOIN tenant.organizations AS o ON o.id = c.organization_id AND o.deleted IS NULL
+        WHERE n.name = d.name
+          AND n.deleted IS NULL
+          AND o.id <> tenant.system_organization_id()
+          AND (n.name, n.id) > (%(after_name)s::text, %(after_id)s::uuid)
+        ORDER BY n.id
+        LIMIT %(limit)s
+    ) AS found
+    WHERE (lower(d.name) LIKE %(pattern)s::text OR lower(d.name) LIKE %(name_start)s::text)
+      AND d.name >= %(after_name)s::text
+    ORDER BY found.name, found.id
+    LIMIT %(limit)s
+),
+matching_projects AS MATERIALIZED (
+    SELECT p.id, p.name, p.cluster_id
+    FROM tenant.projects AS p
+    WHERE %(project_pattern)s::text IS NOT NULL
+      AND p.deleted IS NULL
+      AND tenant.namespace_name_prefix(p.name, p.id) LIKE %(project_pattern)s::text
+),
+by_kubernetes_name AS (
+    SELECT found.*
+    FROM matching_projects AS mp
+    -- Per matching project (OFFSET 0 keeps the subquery apart, so the planner cannot turn it into a
+    -- hash join over every namespace and cluster on its guess of how many projects match).
+    CROSS JOIN LATERAL (
+        SELECT n.id,
+               n.name,
+               mp.id AS project_id,
+               mp.name AS project_name,
+               c.id AS cluster_id,
+               c.name AS cluster_name,
+               o.id AS organization_id,
+               o.name AS organization_name,
+               o.alias AS organization_alias
+        FROM tenant.namespaces AS n
+        JOIN tenant.clusters AS c ON c.id = mp.cluster_id AND c.deleted IS NULL
+        JOIN tenant.organizations AS o ON o.id = c.organization_id AND o.deleted IS NULL
+        WHERE n.project_id = mp.id
+          AND n.deleted IS NULL
+          AND lower(n.name) LIKE %(project_names)s::text
+          AND NOT coalesce(lower(n.name) LIKE %(pattern)s::text OR lower(n.name) LIKE %(name_start)s::text, false)
+          AND o.id <> tenant.system_organization_id()
+          AND (n.name, n.id) > (%(after_name)s::text, %(after_id)s::uuid)
+        OFFSET 0
+    ) AS found
+    ORDER BY found.name, found.id
+    LIMIT %(limit)s
+)
+SELECT m.*
+FROM (SELECT * FROM by_name UNION ALL SELECT * FROM by_kubernetes_name) AS m
+ORDER BY m.name, m.id
 LIMIT %(limit)s;

@@ -19,9 +19,14 @@ MAX_QUERY_CHARS = 100
 SUBSTRING_MIN_CHARS = 3
 
 
+def _escaped(part: str) -> str:
+    """`part` lowered, with LIKE's wildcards and its escape character (backslash) escaped."""
+    return part.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
 def like_pattern(part: str) -> str:
     """The LIKE pattern (escape character backslash) that finds `part` in a lowered name."""
-    escaped = part.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    escaped = _escaped(part)
     return f"%{escaped}%" if len(part) >= SUBSTRING_MIN_CHARS else f"{escaped}%"
 
 
@@ -68,9 +73,35 @@ def name_search(field: str, value: str) -> str | None:
     return None if text is None else like_pattern(text)
 
 
-def required_name_search(field: str, value: str) -> str:
-    """A query on one kind of name (namespaces) as a pattern; an empty one is `InvalidArgument`."""
+@dataclass(frozen=True, slots=True)
+class NamespacePatterns:
+    """SearchNamespaces' query as patterns: `name` (and `name_start`, when set) match the namespace's
+    name; `project` and `project_names` match the rest of its Kubernetes name.
+
+    A namespace's name on its shoot is its project's 12-character prefix (letters and digits only),
+    `-`, and its own name (common/naming.py). So the query is in the Kubernetes name when it is in the
+    name, or when it starts in the prefix: then its first `-` is the one after the prefix, what comes
+    before it ends the prefix and what follows starts the name. Without a `-`, it is in the prefix
+    (or, for a short query, starts it)."""
+
+    name: str
+    name_start: str | None = None
+    project: str | None = None
+    project_names: str | None = None
+
+
+def namespace_patterns(field: str, value: str) -> NamespacePatterns:
+    """SearchNamespaces' query (required) as the patterns of its name and its Kubernetes name."""
     text = search_text(field, value)
     if text is None:
         raise InvalidArgument(f"{field} is required")
-    return like_pattern(text)
+    name = like_pattern(text)
+    head, dash, tail = text.partition("-")
+    if not dash:
+        return NamespacePatterns(name, project=like_pattern(text), project_names="%")
+    if len(text) < SUBSTRING_MIN_CHARS:
+        # A prefix query with a '-' in its first two characters starts no 12-character prefix.
+        return NamespacePatterns(name)
+    if not head:
+        return NamespacePatterns(name, name_start=f"{_escaped(tail)}%")
+    return NamespacePatterns(name, project=f"%{_escaped(head)}", project_names=f"{_escaped(tail)}%")

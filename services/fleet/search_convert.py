@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from fundament.fleet.v1 import fleet_pb2
 
+from common import naming
 from services.common.errors import InvalidArgument
 from services.fleet import queries
 
@@ -53,6 +54,7 @@ def namespace_match(row: queries.NamespaceMatchRow) -> fleet_pb2.NamespaceMatch:
         organization_id=str(row.organization_id),
         organization_name=row.organization_name,
         organization_alias=row.organization_alias,
+        kubernetes_name=naming.namespace_name(row.project_name, row.project_id, row.name),
     )
 
 

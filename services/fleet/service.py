@@ -262,7 +262,10 @@ class FleetApi(FleetService):
         ctx: RequestContext[fleet_pb2.SearchNamespacesRequest, fleet_pb2.SearchNamespacesResponse],
     ) -> fleet_pb2.SearchNamespacesResponse:
         _no_store(ctx)
-        wanted_search = queries.NamespaceSearch(search.required_name_search("query", request.query))
+        patterns = search.namespace_patterns("query", request.query)
+        wanted_search = queries.NamespaceSearch(
+            patterns.name, patterns.name_start, patterns.project, patterns.project_names
+        )
         wanted = self._tokens.page_request(
             pages.NAMESPACE_SEARCH, wanted_search, size=request.page_size, token=request.page_token
         )

@@ -87,9 +87,9 @@ class FleetService(Protocol):
     async def search_namespaces(self, request: SearchNamespacesRequest, ctx: RequestContext[SearchNamespacesRequest, SearchNamespacesResponse], /) -> SearchNamespacesResponse:
         """
         SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
-        across the whole platform by name (case-insensitive substring; a query shorter than three
-        characters matches name prefixes), each with its project, cluster and organization; ordered by
-        name, then id.
+        across the whole platform by name or by Kubernetes name, the name on the shoot (case-insensitive
+        substring; a query shorter than three characters matches prefixes), each with its project,
+        cluster and organization; ordered by name, then id.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -431,9 +431,9 @@ class FleetServiceClient(ConnectClient):
     ) -> SearchNamespacesResponse:
         """
         SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
-        across the whole platform by name (case-insensitive substring; a query shorter than three
-        characters matches name prefixes), each with its project, cluster and organization; ordered by
-        name, then id.
+        across the whole platform by name or by Kubernetes name, the name on the shoot (case-insensitive
+        substring; a query shorter than three characters matches prefixes), each with its project,
+        cluster and organization; ordered by name, then id.
         """
         return await self.execute_unary(
             request=request,
@@ -555,9 +555,9 @@ class FleetServiceSync(Protocol):
     def search_namespaces(self, request: SearchNamespacesRequest, ctx: RequestContext[SearchNamespacesRequest, SearchNamespacesResponse], /) -> SearchNamespacesResponse:
         """
         SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
-        across the whole platform by name (case-insensitive substring; a query shorter than three
-        characters matches name prefixes), each with its project, cluster and organization; ordered by
-        name, then id.
+        across the whole platform by name or by Kubernetes name, the name on the shoot (case-insensitive
+        substring; a query shorter than three characters matches prefixes), each with its project,
+        cluster and organization; ordered by name, then id.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -897,9 +897,9 @@ class FleetServiceClientSync(ConnectClientSync):
     ) -> SearchNamespacesResponse:
         """
         SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
-        across the whole platform by name (case-insensitive substring; a query shorter than three
-        characters matches name prefixes), each with its project, cluster and organization; ordered by
-        name, then id.
+        across the whole platform by name or by Kubernetes name, the name on the shoot (case-insensitive
+        substring; a query shorter than three characters matches prefixes), each with its project,
+        cluster and organization; ordered by name, then id.
         """
         return self.execute_unary(
             request=request,

@@ -593,7 +593,7 @@ class SearchNamespacesResponse(_message.Message):
     def __init__(self, namespaces: _Optional[_Iterable[_Union[NamespaceMatch, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class NamespaceMatch(_message.Message):
-    __slots__ = ("id", "name", "project_id", "project_name", "cluster_id", "cluster_name", "organization_id", "organization_name", "organization_alias")
+    __slots__ = ("id", "name", "project_id", "project_name", "cluster_id", "cluster_name", "organization_id", "organization_name", "organization_alias", "kubernetes_name")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PROJECT_ID_FIELD_NUMBER: _ClassVar[int]
@@ -603,6 +603,7 @@ class NamespaceMatch(_message.Message):
     ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
     ORGANIZATION_NAME_FIELD_NUMBER: _ClassVar[int]
     ORGANIZATION_ALIAS_FIELD_NUMBER: _ClassVar[int]
+    KUBERNETES_NAME_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     project_id: str
@@ -612,7 +613,8 @@ class NamespaceMatch(_message.Message):
     organization_id: str
     organization_name: str
     organization_alias: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., project_id: _Optional[str] = ..., project_name: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_id: _Optional[str] = ..., organization_name: _Optional[str] = ..., organization_alias: _Optional[str] = ...) -> None: ...
+    kubernetes_name: str
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., project_id: _Optional[str] = ..., project_name: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_id: _Optional[str] = ..., organization_name: _Optional[str] = ..., organization_alias: _Optional[str] = ..., kubernetes_name: _Optional[str] = ...) -> None: ...
 
 class GetFleetTrendsRequest(_message.Message):
     __slots__ = ("start", "end", "step_seconds", "organization_id")

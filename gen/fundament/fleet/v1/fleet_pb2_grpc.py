@@ -137,9 +137,9 @@ class FleetServiceServicer:
 
     def SearchNamespaces(self, request, context):
         """SearchNamespaces finds live namespaces of live projects on live clusters of live organizations
-        across the whole platform by name (case-insensitive substring; a query shorter than three
-        characters matches name prefixes), each with its project, cluster and organization; ordered by
-        name, then id.
+        across the whole platform by name or by Kubernetes name, the name on the shoot (case-insensitive
+        substring; a query shorter than three characters matches prefixes), each with its project,
+        cluster and organization; ordered by name, then id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
