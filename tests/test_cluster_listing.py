@@ -1,0 +1,272 @@
+"""tenant.cluster_listing (migration 0011): the row per cluster that ListClusters pages, ListOrganizations
+and GetFleetSummary add up, kept by triggers whoever writes the sources.
+
+Each test compares the whole listing with what a direct reading of the sources says (written here
+independently of the migration), after writes made as the roles that make them in production: the
+worker's snapshots as fun_cluster_worker, the provisioning side's sync states, and the tenant model's
+changes (renames, soft deletes, new namespaces) as the owner of the data. The summary is compared
+with a direct count of the million-row tables it no longer reads.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+import pytest
+
+from common.organizations import SYSTEM_ORGANIZATION_ID
+from services.fleet import queries
+from tests.fixtures.fleet_api import write_observations
+from tests.fixtures.postgres import TestDatabase
+
+WORKER = "fun_cluster_worker"
+ADMIN_API = "fun_platform_admin_api"
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+# What each listing column says, read straight from the sources.
+DIRECT = """
+SELECT c.id, c.organization_id, c.name, o.name, o.alias, c.region, c.deleted IS NOT NULL,
+       c.deleted IS NULL AND o.deleted IS NULL,
+       s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed IS NOT NULL,
+       tenant.cluster_status(c.deleted IS NOT NULL, s.sync_status, s.shoot_status, s.shoot_operation,
+                             s.first_completed IS NOT NULL),
+       coalesce(c.deleted IS NULL AND o.deleted IS NULL AND s.shoot_status IN ('ready', 'unhealthy'), false),
+       s.ready_since, snap.observed, coalesce(snap.nodes, 0), coalesce(snap.ready_nodes, 0),
+       coalesce(snap.pods, 0), s.shoot_status_changed,
+       (SELECT count(*) FROM tenant.projects AS p WHERE p.cluster_id = c.id AND p.deleted IS NULL),
+       (SELECT count(*) FROM tenant.projects AS p JOIN tenant.namespaces AS n ON n.project_id = p.id
+        WHERE p.cluster_id = c.id AND p.deleted IS NULL AND n.deleted IS NULL)
+FROM tenant.clusters AS c
+JOIN tenant.organizations AS o ON o.id = c.organization_id
+LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
+WHERE c.organization_id <> %(system)s
+ORDER BY c.id
+"""
+LISTED = """
+SELECT id, organization_id, name, organization_name, organization_alias, region, cluster_deleted, live,
+       sync_status, shoot_status, shoot_operation, ever_completed, status, ready, ready_since,
+       nullif(observed, '-infinity'), nodes, ready_nodes, pods, nullif(status_since, '-infinity'),
+       projects, namespaces
+FROM tenant.cluster_listing
+ORDER BY id
+"""
+# The summary's totals the way they used to be counted: every namespace joined to its ancestors.
+COUNTED = """
+SELECT (SELECT count(*) FROM tenant.clusters AS c JOIN tenant.organizations AS o ON o.id = c.organization_id
+        WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> %(system)s),
+       (SELECT count(*) FROM tenant.projects AS p JOIN tenant.clusters AS c ON c.id = p.cluster_id
+        JOIN tenant.organizations AS o ON o.id = c.organization_id
+        WHERE p.deleted IS NULL AND c.deleted IS NULL AND o.deleted IS NULL AND o.id <> %(system)s),
+       (SELECT count(*) FROM tenant.namespaces AS n JOIN tenant.projects AS p ON p.id = n.project_id
+        JOIN tenant.clusters AS c ON c.id = p.cluster_id JOIN tenant.organizations AS o ON o.id = c.organization_id
+        WHERE n.deleted IS NULL AND p.deleted IS NULL AND c.deleted IS NULL AND o.deleted IS NULL
+          AND o.id <> %(system)s),
+       (SELECT coalesce(sum(snap.pods), 0) FROM tenant.clusters AS c
+        JOIN tenant.organizations AS o ON o.id = c.organization_id
+        JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+        JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
+        WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> %(system)s
+          AND s.shoot_status IN ('ready', 'unhealthy'))
+"""
+
+
+def _direct(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+    return conn.execute(DIRECT, {"system": SYSTEM_ORGANIZATION_ID}).fetchall()
+
+
+def _listed(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
+    return conn.execute(LISTED).fetchall()
+
+
+def _assert_listing_agrees(db: TestDatabase) -> None:
+    with db.admin() as conn:
+        direct, listed = _direct(conn), _listed(conn)
+    assert listed == direct
+
+
+@pytest.fixture
+def world(seeded_database: TestDatabase, seed_fleet: Any) -> TestDatabase:
+    with seeded_database.admin() as conn:
+        write_observations(conn, seed_fleet)
+    return seeded_database
+
+
+def _a_cluster(conn: psycopg.Connection[Any], *, shoot_status: str = "ready") -> uuid.UUID:
+    row = conn.execute(
+        "SELECT c.id FROM tenant.clusters AS c JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id"
+        " JOIN tenant.organizations AS o ON o.id = c.organization_id"
+        " WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> %s AND s.shoot_status = %s ORDER BY c.id LIMIT 1",
+        [SYSTEM_ORGANIZATION_ID, shoot_status],
+    ).fetchone()
+    assert row is not None
+    return uuid.UUID(str(row[0]))
+
+
+def test_the_seeded_fleet_is_listed_as_its_sources_say(world: TestDatabase) -> None:
+    with world.admin() as conn:
+        listed = _listed(conn)
+        system = conn.execute(
+            "SELECT count(*) FROM tenant.cluster_listing AS l JOIN tenant.clusters AS c ON c.id = l.id"
+            " WHERE c.organization_id = %s",
+            [SYSTEM_ORGANIZATION_ID],
+        ).fetchone()
+    assert len(listed) > 20
+    assert system == (0,)
+    _assert_listing_agrees(world)
+
+
+def test_a_snapshot_the_worker_writes_moves_the_listing(world: TestDatabase) -> None:
+    with world.admin() as conn:
+        cluster = _a_cluster(conn)
+    with psycopg.connect(world.dsn(WORKER)) as conn:
+        conn.execute(
+            "INSERT INTO tenant.cluster_snapshots AS cs (cluster_id, observed, nodes, ready_nodes, pods,"
+            " allocatable_pods, cpu_allocatable_millicores, memory_allocatable_bytes)"
+            " VALUES (%s, %s, 41, 40, 4321, 4400, 1000, 1000)"
+            " ON CONFLICT (cluster_id) DO UPDATE SET observed = EXCLUDED.observed, nodes = EXCLUDED.nodes,"
+            " ready_nodes = EXCLUDED.ready_nodes, pods = EXCLUDED.pods",
+            [cluster, NOW],
+        )
+    with world.admin() as conn:
+        row = conn.execute("SELECT pods, nodes, observed FROM tenant.cluster_listing WHERE id = %s", [cluster])
+        assert row.fetchone() == (4321, 41, NOW)
+    _assert_listing_agrees(world)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE tenant.organizations SET name = 'renamed-org', alias = 'Renamed' WHERE id = %(organization)s",
+        "UPDATE tenant.organizations SET deleted = now() WHERE id = %(organization)s",
+        "UPDATE tenant.clusters SET name = 'renamed', region = 'moon-1' WHERE id = %(cluster)s",
+        "UPDATE tenant.clusters SET deleted = now() WHERE id = %(cluster)s",
+        "UPDATE tenant.projects SET deleted = now() WHERE cluster_id = %(cluster)s",
+        "UPDATE tenant.namespaces SET deleted = now() WHERE project_id IN"
+        " (SELECT id FROM tenant.projects WHERE cluster_id = %(cluster)s)",
+        "INSERT INTO tenant.namespaces (project_id, name) SELECT id, 'added-' || name FROM tenant.projects"
+        " WHERE cluster_id = %(cluster)s AND deleted IS NULL",
+        "INSERT INTO tenant.projects (cluster_id, name, alias) VALUES (%(cluster)s, 'added', 'Added')",
+        "UPDATE tenant.cluster_sync_state SET shoot_status = 'unhealthy', shoot_status_changed = now()"
+        " WHERE cluster_id = %(cluster)s",
+        "UPDATE tenant.cluster_sync_state SET shoot_status = 'missing', sync_status = 'failed'"
+        " WHERE cluster_id = %(cluster)s",
+    ],
+    ids=lambda statement: " ".join(statement.split()[:4]),
+)
+def test_every_write_to_a_source_is_listed(world: TestDatabase, statement: str) -> None:
+    with world.admin() as conn:
+        cluster = _a_cluster(conn)
+        organization = conn.execute("SELECT organization_id FROM tenant.clusters WHERE id = %s", [cluster])
+        row = organization.fetchone()
+        assert row is not None
+        before = _listed(conn)
+        conn.execute(statement, {"cluster": cluster, "organization": row[0]})  # type: ignore[arg-type]
+        conn.commit()
+        assert _listed(conn) != before
+    _assert_listing_agrees(world)
+
+
+def test_a_new_cluster_is_listed_when_its_rows_arrive(world: TestDatabase) -> None:
+    with world.admin() as conn:
+        organization = conn.execute(
+            "SELECT id FROM tenant.organizations WHERE deleted IS NULL AND id <> %s LIMIT 1", [SYSTEM_ORGANIZATION_ID]
+        ).fetchone()
+        assert organization is not None
+        created = conn.execute(
+            "INSERT INTO tenant.clusters (organization_id, name, region, kubernetes_version)"
+            " VALUES (%s, 'brand-new', 'eu-west-1', '1.33.1') RETURNING id",
+            [organization[0]],
+        ).fetchone()
+        assert created is not None
+        conn.commit()
+        status = conn.execute("SELECT status FROM tenant.cluster_listing WHERE id = %s", [created[0]]).fetchone()
+        assert status == ("provisioning",)
+        conn.execute(
+            "INSERT INTO tenant.cluster_sync_state (cluster_id, sync_status, shoot_status, first_completed)"
+            " VALUES (%s, 'completed', 'ready', now())",
+            [created[0]],
+        )
+        conn.commit()
+        status = conn.execute("SELECT status FROM tenant.cluster_listing WHERE id = %s", [created[0]]).fetchone()
+        assert status == ("running",)
+    _assert_listing_agrees(world)
+
+
+def test_two_writers_of_one_cluster_leave_both_writes_listed(world: TestDatabase) -> None:
+    """The worker's snapshot and the provisioning side's sync state, committed in turn by two open
+    transactions: the second waits for the first and lists what both wrote, never the first's
+    values taken back."""
+    with world.admin() as conn:
+        cluster = _a_cluster(conn)
+    with psycopg.connect(world.dsn(WORKER)) as snapshot_writer, world.admin() as sync_writer:
+        snapshot_writer.execute(
+            "UPDATE tenant.cluster_snapshots SET pods = 9999, observed = %s WHERE cluster_id = %s", [NOW, cluster]
+        )
+        done = threading.Event()
+
+        def write_sync_state() -> None:
+            sync_writer.execute(
+                "UPDATE tenant.cluster_sync_state SET shoot_status = 'unhealthy', shoot_status_changed = %s"
+                " WHERE cluster_id = %s",
+                [NOW, cluster],
+            )
+            sync_writer.commit()
+            done.set()
+
+        thread = threading.Thread(target=write_sync_state)
+        thread.start()
+        with world.admin() as watcher:
+            # The sync writer's refresh waits for the snapshot writer's lock on the listing row.
+            for _ in range(200):
+                waiting = watcher.execute(
+                    "SELECT count(*) FROM pg_stat_activity"
+                    " WHERE wait_event_type = 'Lock' AND datname = current_database()"
+                ).fetchone()
+                if waiting and waiting[0]:
+                    break
+                threading.Event().wait(0.05)
+            assert waiting == (1,)
+        assert not done.is_set()
+        snapshot_writer.commit()
+        thread.join()
+    with world.admin() as conn:
+        row = conn.execute("SELECT pods, status FROM tenant.cluster_listing WHERE id = %s", [cluster]).fetchone()
+    assert row == (9999, "unhealthy")
+    _assert_listing_agrees(world)
+
+
+def test_the_summary_totals_agree_with_a_direct_count(world: TestDatabase) -> None:
+    with world.admin() as conn:
+        cluster = _a_cluster(conn)
+        # Dead ancestors of every kind: a deleted project with live namespaces, a deleted cluster, a
+        # deleted organization.
+        conn.execute(
+            "UPDATE tenant.projects SET deleted = now() WHERE id IN"
+            " (SELECT id FROM tenant.projects WHERE cluster_id = %s LIMIT 1)",
+            [cluster],
+        )
+        conn.execute(
+            "UPDATE tenant.clusters SET deleted = now() WHERE id IN"
+            " (SELECT id FROM tenant.clusters WHERE deleted IS NULL AND id <> %s ORDER BY id LIMIT 1)",
+            [cluster],
+        )
+        conn.execute(
+            "UPDATE tenant.organizations SET deleted = now() WHERE id IN"
+            " (SELECT id FROM tenant.organizations WHERE deleted IS NULL AND id <> %s ORDER BY id DESC LIMIT 1)",
+            [SYSTEM_ORGANIZATION_ID],
+        )
+        conn.commit()
+        counted = conn.execute(COUNTED, {"system": SYSTEM_ORGANIZATION_ID}).fetchone()
+    with psycopg.connect(world.dsn(ADMIN_API)) as conn, conn.cursor() as cur:
+        cur.execute(queries.QUERIES["fleet_totals"].sql, {"now": NOW})
+        row = cur.fetchone()
+        assert row is not None and cur.description is not None
+        totals = dict(zip([column.name for column in cur.description], row, strict=True))
+    assert counted is not None
+    assert (totals["clusters"], totals["projects"], totals["namespaces"], totals["pods"]) == tuple(counted)
+    assert totals["namespaces"] > 0
