@@ -6,12 +6,15 @@
 On the same world as bench.fleet_api (built or reused by its prepare_world), the real service runs in
 this process on loopback and is called over gRPC; each figure is the server-side `duration_ms` the
 request stack logs, the median over rotating rounds. Printed:
-- the ListClusters matrix: every filter x order (ascending) at page `--depth` of 100 (or the list's
-  last page when it has fewer), each cell a ratio to unfiltered page 1 by name; the worst cell is the
-  figure (target <= 2);
-- a search for a unique cluster name and for a namespace name, each against ListClusters page 1
+- the ListClusters matrix: every filter (those tests/test_fleet_plans.py checks the plans of) x order x
+  direction at page `--depth` of 100 (or the list's last page when it has fewer), each cell a ratio to
+  unfiltered page 1 by name; the worst cell is the figure (target <= 2);
+- a search for a unique cluster name, for a namespace name every fourth namespace has, and for a
+  namespace by its unique Kubernetes name (the name an alert shows), each against ListClusters page 1
   (target <= 2);
 - ListOrganizations with 500 per page against 100 per page (target <= 2);
+- GetFleetSummary read fresh (SUMMARY_CACHE_SECONDS=0, a second instance of the service) against a
+  plain `SELECT count(*) FROM tenant.clusters` as the same role, timed round trip (target <= 3);
 - GetFleetTrends over 30 days at hourly steps, fleet-wide and for one organization, against
   ListClusters page 1 (target <= 2), on 30 days of hourly history and 2 days of 15-minute rounds
   made by copying one real recording back in time; the history's storage per day is printed beside.
@@ -25,7 +28,9 @@ import json
 import secrets
 import statistics
 import sys
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -39,6 +44,7 @@ from bench.common import kept_postgres
 from bench.fleet_api import _settings, measured, prepare_world, staff_caller
 from bench.overview_function import SCALE
 from collector.inventory import history_store
+from common import naming
 from services.fleet.app import running_fleet_api
 
 MATRIX_TARGET = 2.0
@@ -48,16 +54,24 @@ TRENDS_TARGET = 2.0
 HISTORY_DAYS = 30
 ROUND_DAYS = 2
 ORDERS = {name.removeprefix("CLUSTER_ORDER_").lower(): value for name, value in fleet_pb2.ClusterOrder.items() if value}
+SUMMARY_TARGET = 3.0
+COUNT = "SELECT count(*) FROM tenant.clusters"
+DIRECTIONS = {"asc": False, "desc": True}
+# The filters of tests/test_fleet_plans.py (the organization and its query are picked from the world).
 FILTERS: dict[str, dict[str, Any]] = {
     "none": {},
+    "organization": {"organization_id": "ORG"},
     "running": {"statuses": [fleet_pb2.CLUSTER_STATUS_RUNNING]},
     "lost": {"statuses": [fleet_pb2.CLUSTER_STATUS_LOST]},
+    "error+unhealthy": {"statuses": [fleet_pb2.CLUSTER_STATUS_ERROR, fleet_pb2.CLUSTER_STATUS_UNHEALTHY]},
+    "running+region": {"statuses": [fleet_pb2.CLUSTER_STATUS_RUNNING], "region": "eu-west-1"},
+    "running+organization": {"statuses": [fleet_pb2.CLUSTER_STATUS_RUNNING], "organization_id": "ORG"},
     "attention": {"needs_attention": True},
     "stale": {"stale": True},
     "region": {"region": "eu-west-1"},
-    "running+region": {"statuses": [fleet_pb2.CLUSTER_STATUS_RUNNING], "region": "eu-west-1"},
     "deleted": {"include_deleted": True},
-    "query": {"query": "prod"},
+    "query": {"query": "prod-1"},
+    "organization/cluster": {"query": "acme/pr"},
 }
 
 
@@ -78,19 +92,41 @@ async def _token_at(stub: FleetServiceStub, metadata: Any, depth: int, request: 
     return token, page
 
 
-def _rare_names(target: str) -> tuple[str, str]:
-    """A unique "organization/cluster" query of a live cluster, and a live namespace name."""
+@dataclass(frozen=True)
+class Names:
+    """What the searches look for, and the organization of the matrix's organization filters."""
+
+    unique_cluster: str
+    common_namespace: str
+    kubernetes_name: str
+    organization_id: str
+
+
+def _names(target: str) -> Names:
+    """A unique "organization/cluster" of a live cluster, the most common live namespace name, the
+    Kubernetes name of one live namespace, and an organization with clusters."""
     with psycopg.connect(target) as conn:
         cluster = conn.execute(
-            "SELECT o.name || '/' || c.name FROM tenant.clusters c"
+            "SELECT o.name || '/' || c.name, o.id::text FROM tenant.clusters c"
             " JOIN tenant.organizations o ON o.id = c.organization_id"
             " WHERE c.deleted IS NULL AND o.deleted IS NULL ORDER BY c.id LIMIT 1"
         ).fetchone()
-        namespace = conn.execute(
-            "SELECT name FROM tenant.namespaces WHERE deleted IS NULL ORDER BY id LIMIT 1"
+        common = conn.execute(
+            "SELECT name FROM tenant.namespaces WHERE deleted IS NULL GROUP BY name ORDER BY count(*) DESC LIMIT 1"
         ).fetchone()
-    assert cluster is not None and namespace is not None
-    return str(cluster[0]), str(namespace[0])
+        namespace = conn.execute(
+            "SELECT p.name, p.id, n.name FROM tenant.namespaces n JOIN tenant.projects p ON p.id = n.project_id"
+            " JOIN tenant.clusters c ON c.id = p.cluster_id JOIN tenant.organizations o ON o.id = c.organization_id"
+            " WHERE n.deleted IS NULL AND p.deleted IS NULL AND c.deleted IS NULL AND o.deleted IS NULL"
+            " ORDER BY n.id LIMIT 1"
+        ).fetchone()
+    assert cluster is not None and common is not None and namespace is not None
+    return Names(
+        unique_cluster=str(cluster[0]),
+        common_namespace=str(common[0]),
+        kubernetes_name=naming.namespace_name(str(namespace[0]), namespace[1], str(namespace[2])),
+        organization_id=str(cluster[1]),
+    )
 
 
 async def fill_history(target: str, at: datetime) -> tuple[str, float]:
@@ -134,14 +170,22 @@ async def fill_history(target: str, at: datetime) -> tuple[str, float]:
 async def run(target: str, rounds: int, depth: int) -> dict[str, float]:
     secret = secrets.token_urlsafe(48)
     settings = _settings(target, secret)
+    uncached_settings = _settings(target, secret, SUMMARY_CACHE_SECONDS="0")
     rules, metadata, log = staff_caller(secret)
-    unique_cluster, namespace = _rare_names(target)
+    names = _names(target)
+    _say(f"searches: {names.unique_cluster!r}, {names.common_namespace!r}, {names.kubernetes_name!r}")
     now = datetime.now(UTC)
     organization_id, bytes_per_day = await fill_history(target, now)
     _say(f"fleet history: {bytes_per_day / 2**20:.1f} MiB per day (table and indexes, hourly rows dominate)")
-    async with running_fleet_api(settings, rules=rules) as served:
+    async with (
+        running_fleet_api(settings, rules=rules) as served,
+        running_fleet_api(uncached_settings, rules=rules) as uncached,
+    ):
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{served.server.grpc_port}")
+        uncached_channel = grpc.aio.insecure_channel(f"127.0.0.1:{uncached.server.grpc_port}")
         stub = FleetServiceStub(channel)
+        uncached_stub = FleetServiceStub(uncached_channel)
+        count_conn = await psycopg.AsyncConnection.connect(settings.database.url, autocommit=True)
         try:
             calls: dict[str, Callable[[], Awaitable[float]]] = {}
 
@@ -150,15 +194,33 @@ async def run(target: str, rounds: int, depth: int) -> dict[str, float]:
                 return lambda: measured(log, stub.ListClusters(message, metadata=metadata))
 
             calls["ListClusters page 1"] = list_call({"page_size": 100}, "")
-            for filter_name, fields in FILTERS.items():
+            for filter_name, template in FILTERS.items():
+                fields = dict(template)
+                if fields.get("organization_id") == "ORG":
+                    fields["organization_id"] = names.organization_id
                 for order_name, order in ORDERS.items():
-                    request = {"page_size": 100, "order": order, **fields}
-                    page_token, page = await _token_at(stub, metadata, depth, request)
-                    calls[f"matrix {filter_name} x {order_name} (page {page})"] = list_call(request, page_token)
-            calls["search unique cluster"] = list_call({"page_size": 100, "query": unique_cluster}, "")
-            namespace_search = fleet_pb2.SearchNamespacesRequest(query=namespace, page_size=100)
-            calls["search namespace"] = lambda: measured(
-                log, stub.SearchNamespaces(namespace_search, metadata=metadata)
+                    for direction, descending in DIRECTIONS.items():
+                        request = {"page_size": 100, "order": order, "descending": descending, **fields}
+                        page_token, page = await _token_at(stub, metadata, depth, request)
+                        cell = f"matrix {filter_name} x {order_name} {direction} (page {page})"
+                        calls[cell] = list_call(request, page_token)
+            calls["search unique cluster"] = list_call({"page_size": 100, "query": names.unique_cluster}, "")
+
+            def namespace_call(query: str) -> Callable[[], Awaitable[float]]:
+                message = fleet_pb2.SearchNamespacesRequest(query=query, page_size=100)
+                return lambda: measured(log, stub.SearchNamespaces(message, metadata=metadata))
+
+            calls["search namespace"] = namespace_call(names.common_namespace)
+            calls["search namespace by Kubernetes name"] = namespace_call(names.kubernetes_name)
+
+            async def count() -> float:
+                started = time.perf_counter()
+                await (await count_conn.execute(COUNT)).fetchone()
+                return (time.perf_counter() - started) * 1000
+
+            calls["count(*) clusters"] = count
+            calls["GetFleetSummary (fresh)"] = lambda: measured(
+                log, uncached_stub.GetFleetSummary(fleet_pb2.GetFleetSummaryRequest(), metadata=metadata)
             )
 
             def organizations_call(size: int) -> Callable[[], Awaitable[float]]:
@@ -179,12 +241,14 @@ async def run(target: str, rounds: int, depth: int) -> dict[str, float]:
             times: dict[str, list[float]] = {name: [] for name in calls}
             for call in calls.values():  # warm-up
                 await call()
-            names = list(calls)
+            labels = list(calls)
             for i in range(rounds):
-                for name in names[i % len(names) :] + names[: i % len(names)]:
-                    times[name].append(await calls[name]())
+                for label in labels[i % len(labels) :] + labels[: i % len(labels)]:
+                    times[label].append(await calls[label]())
         finally:
+            await count_conn.close()
             await channel.close()
+            await uncached_channel.close()
     figures = report(times)
     figures["history bytes per day"] = bytes_per_day
     return figures
@@ -205,9 +269,17 @@ def report(times: dict[str, list[float]]) -> dict[str, float]:
         f"matrix worst cell / page 1 ({worst_name.removeprefix('matrix ')})": (worst, MATRIX_TARGET),
         "search unique cluster / page 1": (figures["search unique cluster"] / base, SEARCH_TARGET),
         "search namespace / page 1": (figures["search namespace"] / base, SEARCH_TARGET),
+        "search namespace by Kubernetes name / page 1": (
+            figures["search namespace by Kubernetes name"] / base,
+            SEARCH_TARGET,
+        ),
         "ListOrganizations size 500 / size 100": (
             figures["ListOrganizations size 500"] / figures["ListOrganizations size 100"],
             ORGANIZATIONS_TARGET,
+        ),
+        "GetFleetSummary fresh / count(*)": (
+            figures["GetFleetSummary (fresh)"] / figures["count(*) clusters"],
+            SUMMARY_TARGET,
         ),
     }
     for trend in ("fleet", "one organization"):
@@ -216,6 +288,9 @@ def report(times: dict[str, list[float]]) -> dict[str, float]:
     for name in (
         "search unique cluster",
         "search namespace",
+        "search namespace by Kubernetes name",
+        "count(*) clusters",
+        "GetFleetSummary (fresh)",
         "ListOrganizations size 100",
         "ListOrganizations size 500",
         "GetFleetTrends 30 days hourly, fleet",

@@ -8,11 +8,13 @@ wildcards, and bad ones are INVALID_ARGUMENT; a token is bound to its order, dir
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 from fundament.fleet.v1 import fleet_pb2
 
+from common import naming
 from tests.fixtures.fleet_api import CallFailed, FleetApiUnderTest
 from tests.fixtures.postgres import TestDatabase
 
@@ -275,3 +277,56 @@ async def test_a_walk_by_pods_stays_consistent_while_snapshots_change(fleet_api:
             moved.append(ids[-1])
     assert len(moved) > 3
     assert ids == original + moved
+
+
+def _live_namespaces(database: TestDatabase) -> list[tuple[str, str, str]]:
+    """(id, name, Kubernetes name) of every live namespace the search may return, by (name, id)."""
+    with database.admin() as conn:
+        rows = conn.execute(
+            "SELECT n.id, n.name, p.name, p.id FROM tenant.namespaces n JOIN tenant.projects p ON p.id = n.project_id"
+            " JOIN tenant.clusters c ON c.id = p.cluster_id JOIN tenant.organizations o ON o.id = c.organization_id"
+            " WHERE n.deleted IS NULL AND p.deleted IS NULL AND c.deleted IS NULL AND o.deleted IS NULL"
+            " AND o.id <> tenant.system_organization_id() ORDER BY n.name, n.id"
+        ).fetchall()
+    return [(str(r[0]), str(r[1]), naming.namespace_name(str(r[2]), r[3], str(r[1]))) for r in rows]
+
+
+def _kubernetes_name_queries(namespaces: list[tuple[str, str, str]]) -> list[str]:
+    _, name, kubernetes = namespaces[len(namespaces) // 2]
+    prefix = kubernetes[: naming.PROJECT_NAME_LENGTH + 2]
+    return [
+        kubernetes,  # the whole name, as an alert shows it
+        kubernetes[8:16],  # across the '-': the prefix's hash part and the start of the name
+        prefix[2:9],  # inside the prefix
+        kubernetes[:2],  # a short query: what a name starts with
+        "-" + name[:3],  # the name's start right after the prefix
+        kubernetes.upper(),
+    ]
+
+
+async def test_namespaces_are_found_by_their_kubernetes_name(shared_fleet_api: FleetApiUnderTest) -> None:
+    namespaces = _live_namespaces(shared_fleet_api.database)
+    for query in _kubernetes_name_queries(namespaces):
+        wanted = query.lower()
+
+        def matches(name: str, kubernetes: str, wanted: str = wanted) -> bool:
+            if len(wanted) < 3:
+                return name.lower().startswith(wanted) or kubernetes.startswith(wanted)
+            return wanted in name.lower() or wanted in kubernetes
+
+        expected = [id_ for id_, name, kubernetes in namespaces if matches(name, kubernetes)]
+        assert expected, query
+        assert await walk(shared_fleet_api, "SearchNamespaces", "namespaces", size=5, query=query) == expected, query
+    response = await shared_fleet_api.call(
+        "grpc", "SearchNamespaces", fleet_pb2.SearchNamespacesRequest(query=namespaces[0][2])
+    )
+    assert [(m.id, m.kubernetes_name) for m in response.namespaces] == [namespaces[0][::2]]
+
+
+@pytest.mark.parametrize("name", ["payments", "web-0", "7up", "!!!", "UPPER_case-Name", "a", "x" * 40, "Ünï côde"])
+def test_the_sql_prefix_of_a_kubernetes_name_is_the_naming_contracts(database: TestDatabase, name: str) -> None:
+    project_id = uuid.uuid4()
+    with database.admin() as conn:
+        row = conn.execute("SELECT tenant.namespace_name_prefix(%s, %s)", [name, project_id]).fetchone()
+    assert row is not None
+    assert f"{row[0]}-ns" == naming.namespace_name(name, project_id, "ns")
