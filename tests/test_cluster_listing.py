@@ -165,7 +165,7 @@ def test_every_write_to_a_source_is_listed(world: TestDatabase, statement: str) 
         row = organization.fetchone()
         assert row is not None
         before = _listed(conn)
-        conn.execute(statement, {"cluster": cluster, "organization": row[0]})  # type: ignore[arg-type]
+        conn.execute(statement, {"cluster": cluster, "organization": row[0]})
         conn.commit()
         assert _listed(conn) != before
     _assert_listing_agrees(world)
@@ -266,7 +266,7 @@ def test_the_summary_totals_agree_with_a_direct_count(world: TestDatabase) -> No
         cur.execute(queries.QUERIES["fleet_totals"].sql, {"now": NOW})
         row = cur.fetchone()
         assert row is not None and cur.description is not None
-        totals = dict(zip([column.name for column in cur.description], row, strict=True))
+        totals: dict[str, Any] = dict(zip([column.name for column in cur.description], row, strict=True))
     assert counted is not None
     assert (totals["clusters"], totals["projects"], totals["namespaces"], totals["pods"]) == tuple(counted)
     assert totals["namespaces"] > 0

@@ -288,7 +288,7 @@ def _live_namespaces(database: TestDatabase) -> list[tuple[str, str, str]]:
             " WHERE n.deleted IS NULL AND p.deleted IS NULL AND c.deleted IS NULL AND o.deleted IS NULL"
             " AND o.id <> tenant.system_organization_id() ORDER BY n.name, n.id"
         ).fetchall()
-    return [(str(r[0]), str(r[1]), naming.namespace_name(str(r[2]), r[3], str(r[1]))) for r in rows]
+    return [(str(r[0]), str(r[1]), naming.namespace_name(str(r[2]), uuid.UUID(str(r[3])), str(r[1]))) for r in rows]
 
 
 def _kubernetes_name_queries(namespaces: list[tuple[str, str, str]]) -> list[str]:
