@@ -36,6 +36,8 @@ WORKER_TABLES = {
 LOCK_TABLE = "tenant.worker_locks"
 # What the collector only appends to (SELECT, INSERT): the fleet history; its pruning is a function.
 WORKER_APPEND_ONLY_TABLES = {"tenant.fleet_history"}
+# What the collector reads but only the database writes (triggers, as the owner): the cluster listing.
+WORKER_READ_TABLES = {"tenant.cluster_listing"}
 MODEL_TABLES = {
     "tenant.organizations",
     "tenant.clusters",
@@ -157,7 +159,7 @@ def test_worker_writes_only_its_tables_and_deletes_nothing(database: TestDatabas
         held = {name: granted(conn, WORKER, oid) for name, oid in everything.items()}
     expected = {name: {"SELECT", "INSERT", "UPDATE"} for name in WORKER_TABLES}
     expected |= {name: {"SELECT", "INSERT"} for name in WORKER_APPEND_ONLY_TABLES}
-    expected |= {name: {"SELECT"} for name in MODEL_TABLES}
+    expected |= {name: {"SELECT"} for name in MODEL_TABLES | WORKER_READ_TABLES}
     expected[LOCK_TABLE] = {"SELECT", "UPDATE"}
     assert {name: privileges for name, privileges in held.items() if privileges} == expected
 

@@ -13,9 +13,11 @@ from typing import Any
 
 import psycopg
 import pytest
+from fundament.fleet.v1 import fleet_pb2
 
 from collector.inventory import history_store
 from services.fleet import convert, queries
+from tests.fixtures.fleet_api import INVENTORY_INTERVAL_SECONDS, NOW, FleetApiUnderTest
 from tests.fixtures.postgres import TestDatabase
 
 HOUR = datetime(2026, 3, 1, 10, 0, 7, tzinfo=UTC)
@@ -108,3 +110,67 @@ async def test_the_worker_cannot_delete_history_itself(worker: Conn) -> None:
     await history_store.record_round(worker, at=HOUR, **KEEP)
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         await worker.execute("DELETE FROM tenant.fleet_history")
+
+
+def _figures(response: fleet_pb2.GetFleetSummaryResponse) -> fleet_pb2.GetFleetSummaryResponse:
+    """The summary without the two times that say when and how it was read."""
+    copy = fleet_pb2.GetFleetSummaryResponse()
+    copy.CopyFrom(response)
+    copy.ClearField("read")
+    copy.ClearField("totals_recorded")
+    return copy
+
+
+async def _summary(api: FleetApiUnderTest) -> fleet_pb2.GetFleetSummaryResponse:
+    response = await api.call("grpc", "GetFleetSummary", fleet_pb2.GetFleetSummaryRequest())
+    assert isinstance(response, fleet_pb2.GetFleetSummaryResponse)
+    return response
+
+
+async def _record(api: FleetApiUnderTest, at: datetime) -> None:
+    async with await psycopg.AsyncConnection.connect(api.database.dsn("fun_cluster_worker")) as conn:
+        await history_store.record_round(conn, at=at, **KEEP)
+
+
+async def test_the_summary_is_the_latest_round_recorded_and_agrees_with_adding_up_now(
+    fleet_api: FleetApiUnderTest,
+) -> None:
+    added_up = await _summary(fleet_api)
+    assert not added_up.HasField("totals_recorded")
+    await _record(fleet_api, NOW)
+    recorded = await _summary(fleet_api)
+    assert recorded.totals_recorded.ToDatetime(UTC) == NOW
+    assert _figures(recorded) == _figures(added_up)
+    assert recorded.namespaces > 0 and recorded.clusters_by_status and recorded.open_findings_by_kind
+
+
+async def test_a_change_shows_in_the_summary_with_the_next_round(fleet_api: FleetApiUnderTest) -> None:
+    await _record(fleet_api, NOW - timedelta(seconds=30))
+    before = await _summary(fleet_api)
+    with fleet_api.database.admin() as conn:
+        conn.execute(
+            "UPDATE tenant.namespaces SET deleted = now() WHERE id = (SELECT n.id FROM tenant.namespaces n"
+            " JOIN tenant.projects p ON p.id = n.project_id JOIN tenant.clusters c ON c.id = p.cluster_id"
+            " JOIN tenant.organizations o ON o.id = c.organization_id WHERE n.deleted IS NULL AND p.deleted IS NULL"
+            " AND c.deleted IS NULL AND o.deleted IS NULL AND o.id <> tenant.system_organization_id() LIMIT 1)"
+        )
+    assert (await _summary(fleet_api)).namespaces == before.namespaces
+    await _record(fleet_api, NOW)
+    after = await _summary(fleet_api)
+    assert (after.namespaces, after.totals_recorded.ToDatetime(UTC)) == (before.namespaces - 1, NOW)
+
+
+async def test_totals_older_than_three_inventory_intervals_are_added_up_again(fleet_api: FleetApiUnderTest) -> None:
+    await _record(fleet_api, NOW - timedelta(seconds=3 * INVENTORY_INTERVAL_SECONDS + 1))
+    with fleet_api.database.admin() as conn:
+        conn.execute(
+            "UPDATE tenant.organizations SET deleted = now() WHERE id = (SELECT id FROM tenant.organizations"
+            " WHERE deleted IS NULL AND id <> tenant.system_organization_id() ORDER BY name LIMIT 1)"
+        )
+    summary = await _summary(fleet_api)
+    assert not summary.HasField("totals_recorded")
+    with fleet_api.database.admin() as conn:
+        live = conn.execute(
+            "SELECT count(*) FROM tenant.organizations WHERE deleted IS NULL AND id <> tenant.system_organization_id()"
+        ).fetchone()
+    assert live is not None and summary.organizations == live[0]

@@ -71,6 +71,7 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
         conn, search=queries.NamespaceSearch("%web%", "web%", "%ab", "cd%"), after=("web", SOME_ID), limit=3
     ),
     "inventory_clock": queries.inventory_clock,
+    "latest_fleet_totals": queries.latest_fleet_totals,
     "fleet_totals": lambda conn: queries.fleet_totals(conn, now=NOW),
     "fleet_status_inputs": queries.fleet_status_inputs,
     "open_findings_by_kind": queries.open_findings_by_kind,

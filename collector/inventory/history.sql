@@ -4,20 +4,32 @@
 -- name: record_fleet_history
 -- Called by InventoryLoop.run_once after a full round: the fleet-wide totals of this round, and in
 -- the first round of an hour (no hourly row for that hour yet) the hourly rows, one per live
--- organization and one fleet-wide (the nil organization). Rules as GetFleetSummary counts them.
+-- organization and one fleet-wide (the nil organization). Rules as GetFleetSummary counts them; the
+-- fleet-wide rows hold every figure of the summary, which reads the latest round row.
 -- Every aggregate is one GROUP BY over one pass of the live clusters, so an hour's 10,000
 -- organization rows cost about what the fleet-wide row does.
-WITH live AS MATERIALIZED (
-    SELECT c.organization_id,
-           tenant.cluster_status(false, s.sync_status, s.shoot_status, s.shoot_operation,
-                                 s.first_completed IS NOT NULL) AS status,
-           tenant.cluster_is_ready(false, false, c.organization_id, s.shoot_status) AS ready,
-           snap.nodes, snap.ready_nodes, snap.pods, snap.cpu_allocatable_millicores, snap.memory_allocatable_bytes
-    FROM tenant.clusters AS c
-    JOIN tenant.organizations AS o ON o.id = c.organization_id
-    LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
-    LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
-    WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> tenant.system_organization_id()
+WITH inventory AS (
+    SELECT hb.interval_seconds, hb.first_completed
+    FROM tenant.worker_heartbeats AS hb
+    WHERE hb.loop = 'inventory'
+),
+-- Live clusters of live, non-system organizations, from the listing (migration 0011), which holds
+-- each one's status, readiness, snapshot and live project and namespace counts.
+live AS MATERIALIZED (
+    SELECT l.organization_id, l.status, l.ready,
+           l.nodes, l.ready_nodes, l.pods, l.allocatable_pods, l.cpu_allocatable_millicores,
+           l.memory_allocatable_bytes, l.projects, l.namespaces,
+           tenant.snapshot_is_stale(l.ready, nullif(l.observed, '-infinity'), l.ready_since,
+                                    inventory.interval_seconds, inventory.first_completed, %(at)s::timestamptz)
+               AS stale
+    FROM tenant.cluster_listing AS l
+    LEFT JOIN inventory ON true
+    WHERE l.live
+),
+organization_counts AS (
+    SELECT count(*) AS organizations, count(*) FILTER (WHERE o.listed_publicly) AS organizations_listed
+    FROM tenant.organizations AS o
+    WHERE o.deleted IS NULL AND o.id <> tenant.system_organization_id()
 ),
 open_findings AS MATERIALIZED (
     SELECT c.organization_id, f.kind
@@ -39,7 +51,12 @@ totals AS (
            coalesce(sum(l.ready_nodes) FILTER (WHERE l.ready), 0) AS ready_nodes,
            coalesce(sum(l.pods) FILTER (WHERE l.ready), 0) AS pods,
            coalesce(sum(l.cpu_allocatable_millicores) FILTER (WHERE l.ready), 0) AS cpu,
-           coalesce(sum(l.memory_allocatable_bytes) FILTER (WHERE l.ready), 0) AS memory
+           coalesce(sum(l.memory_allocatable_bytes) FILTER (WHERE l.ready), 0) AS memory,
+           coalesce(sum(l.projects), 0) AS projects,
+           coalesce(sum(l.namespaces), 0) AS namespaces,
+           count(*) FILTER (WHERE l.ready) AS clusters_ready,
+           coalesce(sum(l.allocatable_pods) FILTER (WHERE l.ready), 0) AS allocatable_pods,
+           count(*) FILTER (WHERE l.stale) AS clusters_stale
     FROM live AS l
     GROUP BY GROUPING SETS ((l.organization_id), ())
 ),
@@ -68,7 +85,8 @@ scopes AS (
 written AS (
     INSERT INTO tenant.fleet_history AS h (
         resolution, organization_id, at, clusters, clusters_by_status, nodes, ready_nodes, pods,
-        cpu_allocatable_millicores, memory_allocatable_bytes, open_findings_by_kind
+        cpu_allocatable_millicores, memory_allocatable_bytes, open_findings_by_kind,
+        organizations, organizations_listed, projects, namespaces, clusters_ready, allocatable_pods, clusters_stale
     )
     SELECT sc.resolution,
            coalesce(sc.organization_id, '00000000-0000-0000-0000-000000000000'::uuid),
@@ -77,8 +95,13 @@ written AS (
            coalesce(st.by_status, '{}'::jsonb),
            coalesce(t.nodes, 0), coalesce(t.ready_nodes, 0), coalesce(t.pods, 0),
            coalesce(t.cpu, 0), coalesce(t.memory, 0),
-           coalesce(k.by_kind, '{}'::jsonb)
+           coalesce(k.by_kind, '{}'::jsonb),
+           CASE WHEN sc.organization_id IS NULL THEN oc.organizations END,
+           CASE WHEN sc.organization_id IS NULL THEN oc.organizations_listed END,
+           coalesce(t.projects, 0), coalesce(t.namespaces, 0), coalesce(t.clusters_ready, 0),
+           coalesce(t.allocatable_pods, 0), coalesce(t.clusters_stale, 0)
     FROM scopes AS sc
+    CROSS JOIN organization_counts AS oc
     LEFT JOIN totals AS t ON t.organization_id IS NOT DISTINCT FROM sc.organization_id
     LEFT JOIN statuses AS st ON st.organization_id IS NOT DISTINCT FROM sc.organization_id
     LEFT JOIN kinds AS k ON k.organization_id IS NOT DISTINCT FROM sc.organization_id

@@ -322,3 +322,20 @@ CREATE INDEX projects_idx_live_namespace_prefix_trgm ON tenant.projects
     USING gin (tenant.namespace_name_prefix(name, id) fleet_ext.gin_trgm_ops) WHERE deleted IS NULL;
 CREATE INDEX projects_idx_live_namespace_prefix ON tenant.projects
     (tenant.namespace_name_prefix(name, id) text_pattern_ops) WHERE deleted IS NULL;
+
+-- The recorder reads the listing too (one row per live cluster, its counts included).
+GRANT SELECT ON tenant.cluster_listing TO fun_cluster_worker;
+CREATE POLICY cluster_listing_cluster_worker_read ON tenant.cluster_listing
+    FOR SELECT TO fun_cluster_worker USING (true);
+
+-- Every figure of GetFleetSummary in the fleet-wide rows of the history, so the summary is one row of
+-- the latest round (NULL in rows recorded before this migration, and in the organization rows for
+-- the organization counts). clusters_stale is judged at the recording's time.
+ALTER TABLE tenant.fleet_history
+    ADD COLUMN organizations integer,
+    ADD COLUMN organizations_listed integer,
+    ADD COLUMN projects integer,
+    ADD COLUMN namespaces integer,
+    ADD COLUMN clusters_ready integer,
+    ADD COLUMN allocatable_pods bigint,
+    ADD COLUMN clusters_stale integer;

@@ -10,7 +10,7 @@ the database with. Enums, times and ages each go through one small function.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from fundament.fleet.v1 import fleet_pb2
@@ -363,14 +363,25 @@ def clusters_by_status(groups: Sequence[queries.StatusInputsRow]) -> dict[Cluste
     return counts
 
 
+def recorded_by_status(recorded: Mapping[str, int]) -> dict[ClusterStatus, int]:
+    """Live clusters per status as the history recorded them (keys are clusterstatus values)."""
+    return {ClusterStatus(status): count for status, count in recorded.items()}
+
+
+def recorded_kinds(recorded: Mapping[str, int]) -> list[queries.KindCountRow]:
+    """Open findings per kind as the history recorded them, by kind as open_findings_by_kind gives them."""
+    return [queries.KindCountRow(kind, count) for kind, count in sorted(recorded.items())]
+
+
 def fleet_summary_response(
     totals: queries.FleetTotalsRow,
-    status_groups: Sequence[queries.StatusInputsRow],
+    per_status: Mapping[ClusterStatus, int],
     kinds: Sequence[queries.KindCountRow],
     loops: Sequence[queries.LoopRow],
     now: datetime,
+    *,
+    totals_recorded: datetime | None = None,
 ) -> fleet_pb2.GetFleetSummaryResponse:
-    per_status = clusters_by_status(status_groups)
     return fleet_pb2.GetFleetSummaryResponse(
         organizations=totals.organizations,
         organizations_listed=totals.organizations_listed,
@@ -406,4 +417,5 @@ def fleet_summary_response(
             for row in loops
         ],
         read=now,
+        totals_recorded=totals_recorded,
     )

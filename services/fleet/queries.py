@@ -542,6 +542,51 @@ async def fleet_totals(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> 
 
 
 @dataclass(frozen=True, slots=True)
+class RecordedTotalsRow:
+    """The fleet-wide row of the latest inventory round in the history (every figure of the summary)."""
+
+    at: datetime
+    organizations: int
+    organizations_listed: int
+    clusters: int
+    projects: int
+    namespaces: int
+    clusters_ready: int
+    nodes: int
+    ready_nodes: int
+    pods: int
+    allocatable_pods: int
+    cpu_allocatable_millicores: int
+    memory_allocatable_bytes: int
+    clusters_stale: int
+    clusters_by_status: dict[str, int]
+    open_findings_by_kind: dict[str, int]
+
+    def totals(self) -> FleetTotalsRow:
+        return FleetTotalsRow(
+            organizations=self.organizations,
+            organizations_listed=self.organizations_listed,
+            clusters=self.clusters,
+            projects=self.projects,
+            namespaces=self.namespaces,
+            clusters_ready=self.clusters_ready,
+            nodes=self.nodes,
+            ready_nodes=self.ready_nodes,
+            pods=self.pods,
+            allocatable_pods=self.allocatable_pods,
+            cpu_allocatable_millicores=self.cpu_allocatable_millicores,
+            memory_allocatable_bytes=self.memory_allocatable_bytes,
+            clusters_stale=self.clusters_stale,
+        )
+
+
+async def latest_fleet_totals(conn: psycopg.AsyncConnection[Any]) -> RecordedTotalsRow | None:
+    """The totals of the latest recorded inventory round; None when none was recorded."""
+    rows = await _all(conn, "latest_fleet_totals", RecordedTotalsRow, {})
+    return rows[0] if rows else None
+
+
+@dataclass(frozen=True, slots=True)
 class StatusInputsRow:
     sync_status: str | None
     shoot_status: str | None

@@ -333,6 +333,34 @@ SELECT (SELECT count(*) FROM live_organizations)::integer AS organizations,
        t.clusters_stale::integer
 FROM cluster_totals AS t;
 
+-- name: latest_fleet_totals
+-- Called by FleetApi.get_fleet_summary first: the fleet-wide totals the inventory loop recorded at
+-- the end of its latest round (collector/inventory/history.sql), one row through the history's
+-- primary key; rows recorded before migration 0011 lack the summary's figures and are passed over.
+-- The service uses it when it is recent enough (three inventory intervals), else fleet_totals.
+SELECT h.at,
+       h.organizations,
+       h.organizations_listed,
+       h.clusters,
+       h.projects,
+       h.namespaces,
+       h.clusters_ready,
+       h.nodes,
+       h.ready_nodes,
+       h.pods,
+       h.allocatable_pods,
+       h.cpu_allocatable_millicores,
+       h.memory_allocatable_bytes,
+       h.clusters_stale,
+       h.clusters_by_status,
+       h.open_findings_by_kind
+FROM tenant.fleet_history AS h
+WHERE h.resolution = 'round'
+  AND h.organization_id = '00000000-0000-0000-0000-000000000000'::uuid
+  AND h.organizations IS NOT NULL
+ORDER BY h.at DESC
+LIMIT 1;
+
 -- name: fleet_status_inputs
 -- Called by FleetApi.get_fleet_summary: live clusters of live, non-system organizations grouped by the
 -- inputs of their status (a few hundred combinations at most), from tenant.cluster_listing; the

@@ -13,8 +13,8 @@ ages are judged at one instant on both sides.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 import psycopg_pool
@@ -220,15 +220,27 @@ class FleetApi(FleetService):
         return (await self._summary.get()).value
 
     async def _read_summary(self) -> fleet_pb2.GetFleetSummaryResponse:
-        """One summary, read in one snapshot at the clock's current instant (its `read` field)."""
+        """One summary, read in one snapshot at the clock's current instant (its `read` field): the
+        totals the inventory loop recorded after its latest round when that is recent (one row), else
+        added up now from the cluster listing."""
         now = self._clock()
         async with self._pool.connection() as conn:
             await queries.begin_consistent_read(conn)
+            loops = await queries.loop_freshness(conn)
+            recorded = await queries.latest_fleet_totals(conn)
+            if recorded is not None and _recent(recorded.at, loops, now):
+                return convert.fleet_summary_response(
+                    recorded.totals(),
+                    convert.recorded_by_status(recorded.clusters_by_status),
+                    convert.recorded_kinds(recorded.open_findings_by_kind),
+                    loops,
+                    now,
+                    totals_recorded=recorded.at,
+                )
             totals = await queries.fleet_totals(conn, now=now)
             status_groups = await queries.fleet_status_inputs(conn)
             kinds = await queries.open_findings_by_kind(conn)
-            loops = await queries.loop_freshness(conn)
-        return convert.fleet_summary_response(totals, status_groups, kinds, loops, now)
+        return convert.fleet_summary_response(totals, convert.clusters_by_status(status_groups), kinds, loops, now)
 
     @override
     async def list_infrastructure_resources(
@@ -285,6 +297,15 @@ class FleetApi(FleetService):
         async with self._pool.connection() as conn:
             rows = await trend_queries.fleet_trends(conn, wanted)
         return fleet_pb2.GetFleetTrendsResponse(points=[trends.trend_point(row) for row in rows])
+
+
+def _recent(recorded: datetime, loops: Sequence[queries.LoopRow], now: datetime) -> bool:
+    """Whether totals recorded at `recorded` may stand for now: within three inventory intervals, the
+    age at which a snapshot turns stale (a stopped collector's last totals are not shown as current)."""
+    interval = next((loop.interval_seconds for loop in loops if loop.loop == "inventory"), None)
+    if interval is None:
+        return False
+    return timedelta(0) <= now - recorded <= timedelta(seconds=queries.STALE_INTERVALS * interval)
 
 
 def _count_summary_lookup(outcome: Outcome) -> None:

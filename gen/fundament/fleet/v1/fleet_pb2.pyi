@@ -423,7 +423,7 @@ class GetFleetSummaryRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetFleetSummaryResponse(_message.Message):
-    __slots__ = ("organizations", "organizations_listed", "clusters", "projects", "namespaces", "clusters_ready", "nodes", "ready_nodes", "pods", "allocatable_pods", "cpu_allocatable_millicores", "memory_allocatable_bytes", "clusters_by_status", "clusters_needing_attention", "clusters_stale", "open_findings_by_kind", "loops", "read")
+    __slots__ = ("organizations", "organizations_listed", "clusters", "projects", "namespaces", "clusters_ready", "nodes", "ready_nodes", "pods", "allocatable_pods", "cpu_allocatable_millicores", "memory_allocatable_bytes", "clusters_by_status", "clusters_needing_attention", "clusters_stale", "open_findings_by_kind", "loops", "read", "totals_recorded")
     ORGANIZATIONS_FIELD_NUMBER: _ClassVar[int]
     ORGANIZATIONS_LISTED_FIELD_NUMBER: _ClassVar[int]
     CLUSTERS_FIELD_NUMBER: _ClassVar[int]
@@ -442,6 +442,7 @@ class GetFleetSummaryResponse(_message.Message):
     OPEN_FINDINGS_BY_KIND_FIELD_NUMBER: _ClassVar[int]
     LOOPS_FIELD_NUMBER: _ClassVar[int]
     READ_FIELD_NUMBER: _ClassVar[int]
+    TOTALS_RECORDED_FIELD_NUMBER: _ClassVar[int]
     organizations: int
     organizations_listed: int
     clusters: int
@@ -460,7 +461,8 @@ class GetFleetSummaryResponse(_message.Message):
     open_findings_by_kind: _containers.RepeatedCompositeFieldContainer[DriftKindCount]
     loops: _containers.RepeatedCompositeFieldContainer[LoopFreshness]
     read: _timestamp_pb2.Timestamp
-    def __init__(self, organizations: _Optional[int] = ..., organizations_listed: _Optional[int] = ..., clusters: _Optional[int] = ..., projects: _Optional[int] = ..., namespaces: _Optional[int] = ..., clusters_ready: _Optional[int] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., allocatable_pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., clusters_by_status: _Optional[_Iterable[_Union[ClusterStatusCount, _Mapping]]] = ..., clusters_needing_attention: _Optional[int] = ..., clusters_stale: _Optional[int] = ..., open_findings_by_kind: _Optional[_Iterable[_Union[DriftKindCount, _Mapping]]] = ..., loops: _Optional[_Iterable[_Union[LoopFreshness, _Mapping]]] = ..., read: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    totals_recorded: _timestamp_pb2.Timestamp
+    def __init__(self, organizations: _Optional[int] = ..., organizations_listed: _Optional[int] = ..., clusters: _Optional[int] = ..., projects: _Optional[int] = ..., namespaces: _Optional[int] = ..., clusters_ready: _Optional[int] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., allocatable_pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., clusters_by_status: _Optional[_Iterable[_Union[ClusterStatusCount, _Mapping]]] = ..., clusters_needing_attention: _Optional[int] = ..., clusters_stale: _Optional[int] = ..., open_findings_by_kind: _Optional[_Iterable[_Union[DriftKindCount, _Mapping]]] = ..., loops: _Optional[_Iterable[_Union[LoopFreshness, _Mapping]]] = ..., read: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., totals_recorded: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ClusterStatusCount(_message.Message):
     __slots__ = ("status", "clusters")
