@@ -1,5 +1,6 @@
-"""tenant.cluster_listing (migration 0011): the row per cluster that ListClusters pages, ListOrganizations
-and GetFleetSummary add up, kept by triggers whoever writes the sources.
+"""tenant.cluster_listing (migration 0011): the row per cluster that ListClusters pages and GetFleetSummary
+adds up, and tenant.organization_totals that ListOrganizations reads, kept by triggers whoever writes
+the sources.
 
 Each test compares the whole listing with what a direct reading of the sources says (written here
 independently of the migration), after writes made as the roles that make them in production: the
@@ -75,6 +76,35 @@ SELECT (SELECT count(*) FROM tenant.clusters AS c JOIN tenant.organizations AS o
 """
 
 
+# Each organization's totals over its live clusters, read straight from the sources (organizations
+# without a row in organization_totals count as all zeros).
+DIRECT_TOTALS = """
+SELECT o.id, count(c.id),
+       coalesce(sum((SELECT count(*) FROM tenant.projects AS p WHERE p.cluster_id = c.id AND p.deleted IS NULL)), 0),
+       coalesce(sum((SELECT count(*) FROM tenant.projects AS p JOIN tenant.namespaces AS n ON n.project_id = p.id
+                     WHERE p.cluster_id = c.id AND p.deleted IS NULL AND n.deleted IS NULL)), 0),
+       coalesce(sum(snap.ready_nodes) FILTER (WHERE o.deleted IS NULL AND s.shoot_status IN ('ready', 'unhealthy')), 0),
+       coalesce(sum(snap.pods) FILTER (WHERE o.deleted IS NULL AND s.shoot_status IN ('ready', 'unhealthy')), 0),
+       count(c.id) FILTER (WHERE tenant.cluster_needs_attention(tenant.cluster_status(
+           false, s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed IS NOT NULL)))
+FROM tenant.organizations AS o
+LEFT JOIN tenant.clusters AS c ON c.organization_id = o.id AND c.deleted IS NULL
+LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
+WHERE o.id <> %(system)s
+GROUP BY o.id
+ORDER BY o.id
+"""
+TOTALS = """
+SELECT o.id, coalesce(t.clusters, 0), coalesce(t.projects, 0), coalesce(t.namespaces, 0),
+       coalesce(t.ready_nodes, 0), coalesce(t.pods, 0), coalesce(t.clusters_needing_attention, 0)
+FROM tenant.organizations AS o
+LEFT JOIN tenant.organization_totals AS t ON t.organization_id = o.id
+WHERE o.id <> %(system)s
+ORDER BY o.id
+"""
+
+
 def _direct(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
     return conn.execute(DIRECT, {"system": SYSTEM_ORGANIZATION_ID}).fetchall()
 
@@ -86,7 +116,10 @@ def _listed(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
 def _assert_listing_agrees(db: TestDatabase) -> None:
     with db.admin() as conn:
         direct, listed = _direct(conn), _listed(conn)
+        direct_totals = conn.execute(DIRECT_TOTALS, {"system": SYSTEM_ORGANIZATION_ID}).fetchall()
+        totals = conn.execute(TOTALS, {"system": SYSTEM_ORGANIZATION_ID}).fetchall()
     assert listed == direct
+    assert totals == direct_totals
 
 
 @pytest.fixture

@@ -110,18 +110,46 @@ CREATE INDEX cluster_listing_idx_cluster_trgm ON tenant.cluster_listing
     USING gin (translate(cluster_key, '-', 'z') fleet_ext.gin_trgm_ops) WITH (fastupdate = off);
 CREATE INDEX cluster_listing_idx_cluster_prefix ON tenant.cluster_listing (cluster_key text_pattern_ops);
 
+-- organization_totals: per organization, what ListOrganizations shows of its live clusters, added up
+-- from the listing by the same refresh, so a page of 500 organizations reads 500 rows.
+CREATE TABLE tenant.organization_totals (
+    organization_id uuid NOT NULL,
+    clusters integer NOT NULL,
+    projects integer NOT NULL,
+    namespaces integer NOT NULL,
+    ready_nodes bigint NOT NULL,
+    pods bigint NOT NULL,
+    clusters_needing_attention integer NOT NULL,
+    CONSTRAINT organization_totals_pk PRIMARY KEY (organization_id),
+    CONSTRAINT organization_totals_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations (id)
+);
+ALTER TABLE tenant.organization_totals OWNER TO fun_owner;
+ALTER TABLE tenant.organization_totals ENABLE ROW LEVEL SECURITY;
+GRANT SELECT ON tenant.organization_totals TO fun_platform_admin_api;
+CREATE POLICY organization_totals_admin_api_read ON tenant.organization_totals
+    FOR SELECT TO fun_platform_admin_api USING (true);
+
 -- Recomputes the listing rows of `ids` from the sources (a cluster of the system organization has
 -- none). Runs as the owner: the roles whose writes call it have no grant on the listing.
 CREATE FUNCTION tenant.refresh_cluster_listing(ids uuid[]) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
     SET search_path = pg_catalog, pg_temp
 AS $$
+DECLARE
+    organizations uuid[];
 BEGIN
     IF cardinality(ids) = 0 THEN
         RETURN;
     END IF;
     -- Wait for any other writer of these rows (in id order, so two writers never deadlock here).
     PERFORM 1 FROM tenant.cluster_listing AS l WHERE l.id = ANY (ids) ORDER BY l.id FOR UPDATE;
+    -- The organizations whose totals move: the clusters' own, before and after (a cluster may move).
+    organizations := ARRAY(
+        SELECT l.organization_id FROM tenant.cluster_listing AS l WHERE l.id = ANY (ids)
+        UNION
+        SELECT c.organization_id FROM tenant.clusters AS c
+        WHERE c.id = ANY (ids) AND c.organization_id <> tenant.system_organization_id()
+    );
     INSERT INTO tenant.cluster_listing AS l (
         id, organization_id, name, organization_name, organization_alias, region, cluster_deleted, live,
         sync_status, shoot_status, shoot_operation, ever_completed, ready, ready_since,
@@ -173,6 +201,32 @@ BEGIN
            EXCLUDED.observed, EXCLUDED.nodes, EXCLUDED.ready_nodes, EXCLUDED.pods, EXCLUDED.allocatable_pods,
            EXCLUDED.cpu_allocatable_millicores, EXCLUDED.memory_allocatable_bytes, EXCLUDED.status_since,
            EXCLUDED.projects, EXCLUDED.namespaces);
+    -- The same again for the organizations' totals: make sure their rows exist, lock them in order
+    -- (waiting for another writer), then add up what is committed now.
+    INSERT INTO tenant.organization_totals AS t
+        (organization_id, clusters, projects, namespaces, ready_nodes, pods, clusters_needing_attention)
+    SELECT o.id, 0, 0, 0, 0, 0, 0 FROM unnest(organizations) AS o (id)
+    ON CONFLICT (organization_id) DO NOTHING;
+    PERFORM 1 FROM tenant.organization_totals AS t
+    WHERE t.organization_id = ANY (organizations) ORDER BY t.organization_id FOR UPDATE;
+    UPDATE tenant.organization_totals AS t
+    SET clusters = x.clusters, projects = x.projects, namespaces = x.namespaces, ready_nodes = x.ready_nodes,
+        pods = x.pods, clusters_needing_attention = x.clusters_needing_attention
+    FROM (
+        SELECT o.id,
+               count(l.id) AS clusters,
+               coalesce(sum(l.projects), 0) AS projects,
+               coalesce(sum(l.namespaces), 0) AS namespaces,
+               coalesce(sum(l.ready_nodes) FILTER (WHERE l.ready), 0) AS ready_nodes,
+               coalesce(sum(l.pods) FILTER (WHERE l.ready), 0) AS pods,
+               count(l.id) FILTER (WHERE l.needs_attention) AS clusters_needing_attention
+        FROM unnest(organizations) AS o (id)
+        LEFT JOIN tenant.cluster_listing AS l ON l.organization_id = o.id AND NOT l.cluster_deleted
+        GROUP BY o.id
+    ) AS x
+    WHERE t.organization_id = x.id
+      AND (t.clusters, t.projects, t.namespaces, t.ready_nodes, t.pods, t.clusters_needing_attention)
+          IS DISTINCT FROM (x.clusters, x.projects, x.namespaces, x.ready_nodes, x.pods, x.clusters_needing_attention);
 END
 $$;
 ALTER FUNCTION tenant.refresh_cluster_listing(uuid[]) OWNER TO fun_owner;

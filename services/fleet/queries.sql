@@ -22,8 +22,8 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 -- Called by FleetApi.list_organizations: one page of organizations (live and deleted), those whose
 -- name or alias matches %(pattern)s when it is set (see services/fleet/search.py), in the order of
 -- the organizations_by_* block of orders.sql that queries.py puts in place of the keyset line. The
--- counts are per row of the page (LATERAL), so a page costs the same at any depth, and add up the
--- organization's rows of tenant.cluster_listing.
+-- counts are per row of the page (LATERAL), so a page costs the same at any depth: one row of
+-- tenant.organization_totals each.
 -- FleetApi.get_organization reads one organization with it too: organization_id set, the first page
 -- by name and LIMIT 1 (the list itself passes NULL).
 SELECT o.id,
@@ -40,17 +40,17 @@ SELECT o.id,
        coalesce(counts.clusters_needing_attention, 0)::integer AS clusters_needing_attention
 FROM tenant.organizations AS o
 LEFT JOIN LATERAL (
-    -- Per cluster, the listing (migration 0011) holds its live project and namespace counts, its
-    -- readiness and its status, so an organization costs a few index entries however many namespaces
-    -- it has. A live cluster of a live organization: ready and needs_attention are the live ones.
-    SELECT count(*) AS clusters,
-           sum(l.projects) AS projects,
-           sum(l.namespaces) AS namespaces,
-           sum(l.ready_nodes) FILTER (WHERE l.ready) AS ready_nodes,
-           sum(l.pods) FILTER (WHERE l.ready) AS pods,
-           count(*) FILTER (WHERE l.needs_attention) AS clusters_needing_attention
-    FROM tenant.cluster_listing AS l
-    WHERE l.organization_id = o.id AND NOT l.cluster_deleted
+    -- The organization's totals over its live clusters, which the writes keep (migration 0011): one
+    -- row however many clusters and namespaces it has. For a live cluster of a live organization,
+    -- ready and needs_attention are the live ones.
+    SELECT sum(t.clusters) AS clusters,
+           sum(t.projects) AS projects,
+           sum(t.namespaces) AS namespaces,
+           sum(t.ready_nodes) AS ready_nodes,
+           sum(t.pods) AS pods,
+           sum(t.clusters_needing_attention) AS clusters_needing_attention
+    FROM tenant.organization_totals AS t
+    WHERE t.organization_id = o.id
 ) AS counts ON o.deleted IS NULL
 WHERE o.id <> tenant.system_organization_id()
   AND (%(pattern)s::text IS NULL OR lower(o.name) LIKE %(pattern)s::text OR lower(o.alias) LIKE %(pattern)s::text)

@@ -296,7 +296,7 @@ class FleetApi(FleetService):
         wanted = trends.trend_request(request, self._clock())
         async with self._pool.connection() as conn:
             rows = await trend_queries.fleet_trends(conn, wanted)
-        return fleet_pb2.GetFleetTrendsResponse(points=[trends.trend_point(row) for row in rows])
+        return trends.trends_response(rows)
 
 
 def _recent(recorded: datetime, loops: Sequence[queries.LoopRow], now: datetime) -> bool:

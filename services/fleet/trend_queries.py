@@ -8,8 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+import orjson
 import psycopg
 from psycopg.rows import class_row
+from psycopg.types.json import set_json_loads
 
 from common.database import load_queries
 
@@ -43,5 +45,7 @@ async def fleet_trends(conn: psycopg.AsyncConnection[Any], wanted: TrendRequest)
         "step_seconds": wanted.step_seconds,
     }
     async with conn.cursor(row_factory=class_row(TrendRow)) as cur:
+        # Two JSON objects per point, up to 2,000 points: orjson parses them several times faster.
+        set_json_loads(orjson.loads, cur)
         await cur.execute(QUERIES["fleet_trends"].sql, params, prepare=False)
         return await cur.fetchall()
