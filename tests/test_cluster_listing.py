@@ -1,4 +1,4 @@
-"""tenant.cluster_listing (migration 0011): the row per cluster that ListClusters pages and GetFleetSummary
+"""tenant.cluster_listing (migration 0012): the row per cluster that ListClusters pages and GetFleetSummary
 adds up, and tenant.organization_totals that ListOrganizations reads, kept by triggers whoever writes
 the sources.
 

@@ -13,7 +13,7 @@ WITH inventory AS (
     FROM tenant.worker_heartbeats AS hb
     WHERE hb.loop = 'inventory'
 ),
--- Live clusters of live, non-system organizations, from the listing (migration 0011), which holds
+-- Live clusters of live, non-system organizations, from the listing (migration 0012), which holds
 -- each one's status, readiness, snapshot and live project and namespace counts.
 live AS MATERIALIZED (
     SELECT l.organization_id, l.status, l.ready,

@@ -6,7 +6,7 @@
 -- Every order ends in (name, id), so the key is unique and a page continues exactly after the last row
 -- of the previous one while rows change. The first page passes first_page = true, which folds the
 -- keyset condition away (the statements run unprepared, planned with their values). ListClusters'
--- keys are columns of tenant.cluster_listing (migration 0011), each with an index in this order; a
+-- keys are columns of tenant.cluster_listing (migration 0012), each with an index in this order; a
 -- missing value is stored as a fixed low value (0 pods and nodes, '-infinity' for times), the same
 -- the key of a row in services/fleet/pages.py uses, so a token always names a position in this order.
 

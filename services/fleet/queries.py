@@ -208,7 +208,7 @@ class ClusterRow:
     ready_since: datetime | None
     """When the shoot entered the ready set (ready or unhealthy); None outside it (migration 0007)."""
     snapshot_source: str | None
-    """What the snapshot was read from: apiserver, prometheus, mock; None before it was recorded (migration 0011)."""
+    """What the snapshot was read from: apiserver, prometheus, mock; None before it was recorded (migration 0012)."""
 
 
 class ClusterOrder(StrEnum):
@@ -263,12 +263,12 @@ async def inventory_clock(conn: psycopg.AsyncConnection[Any]) -> InventoryClock:
 
 def _word_start(pattern: str | None) -> str | None:
     # A prefix pattern ('ab%') of the query matches the first name of a key as it is, and any later
-    # one after the line feed that separates them (migration 0011); a substring finds all by itself.
+    # one after the line feed that separates them (migration 0012); a substring finds all by itself.
     return None if pattern is None or pattern.startswith("%") else "%\n" + pattern
 
 
 def _trigram_form(pattern: str | None) -> str | None:
-    # The form the trigram indexes hold a key in (migration 0011): '-' read as the letter 'z'.
+    # The form the trigram indexes hold a key in (migration 0012): '-' read as the letter 'z'.
     return None if pattern is None else pattern.replace("-", "z")
 
 

@@ -40,7 +40,7 @@ SELECT o.id,
        coalesce(counts.clusters_needing_attention, 0)::integer AS clusters_needing_attention
 FROM tenant.organizations AS o
 LEFT JOIN LATERAL (
-    -- The organization's totals over its live clusters, which the writes keep (migration 0011): one
+    -- The organization's totals over its live clusters, which the writes keep (migration 0012): one
     -- row however many clusters and namespaces it has. For a live cluster of a live organization,
     -- ready and needs_attention are the live ones.
     SELECT sum(t.clusters) AS clusters,
@@ -62,7 +62,7 @@ LIMIT %(limit)s;
 -- Called by FleetApi.list_clusters: one page of clusters as tenant.staff_clusters shows them
 -- (migration 0006), in the order of the clusters_by_* block of orders.sql that queries.py puts in
 -- place of the keyset line (and its ORDER BY in place of the order line). The page is chosen in
--- tenant.cluster_listing (migration 0011), which holds every filter and sort key of a cluster with an
+-- tenant.cluster_listing (migration 0012), which holds every filter and sort key of a cluster with an
 -- index per order, and only the page's rows are then read through the view. Filters combine with
 -- AND; without include_deleted only live clusters of live organizations are listed. The query's
 -- patterns (services/fleet/search.py): %(either)s matches the cluster's name or its organization's
@@ -285,7 +285,7 @@ LIMIT %(limit)s;
 -- name: fleet_totals
 -- Called by FleetApi's summary read: platform-wide totals over live clusters of live, non-system
 -- organizations, ready-cluster sums from the snapshots, project and namespace counts, and the stale
--- count, all from tenant.cluster_listing (migration 0011), which the writes of every source keep: one
+-- count, all from tenant.cluster_listing (migration 0012), which the writes of every source keep: one
 -- row per cluster holds its snapshot, readiness and live project and namespace counts, so the
 -- 1,000,000 namespaces of the scale fleet are added up as 50,000 numbers in one pass, in the same
 -- snapshot as the rest of the summary.
@@ -336,7 +336,7 @@ FROM cluster_totals AS t;
 -- name: latest_fleet_totals
 -- Called by FleetApi.get_fleet_summary first: the fleet-wide totals the inventory loop recorded at
 -- the end of its latest round (collector/inventory/history.sql), one row through the history's
--- primary key; rows recorded before migration 0011 lack the summary's figures and are passed over.
+-- primary key; rows recorded before migration 0012 lack the summary's figures and are passed over.
 -- The service uses it when it is recent enough (three inventory intervals), else fleet_totals.
 SELECT h.at,
        h.organizations,
@@ -398,7 +398,7 @@ ORDER BY hb.loop;
 -- - by name: the matching names of tenant.namespace_names in order, and for each its live namespaces
 --   by (name, id), so a name shared by thousands of namespaces costs one page of them;
 -- - by Kubernetes name: the projects whose name prefix (tenant.namespace_name_prefix, indexed on
---   projects, migration 0011) matches %(project_pattern)s, found first (MATERIALIZED: the prefix of
+--   projects, migration 0012) matches %(project_pattern)s, found first (MATERIALIZED: the prefix of
 --   an alert's namespace names a project or two, which the planner cannot know from statistics of
 --   hashes), then their namespaces whose name matches %(project_names)s, except those found by name.
 WITH by_name AS (

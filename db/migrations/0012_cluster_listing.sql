@@ -1,4 +1,4 @@
--- 0011: tenant.cluster_listing, one maintained row per non-system cluster holding every key
+-- 0012: tenant.cluster_listing, one maintained row per non-system cluster holding every key
 -- ListClusters filters and sorts by, so that every filter and order combination is served by an index;
 -- the names SearchNamespaces walks; the Kubernetes names of namespaces as an index expression.
 --
