@@ -7,6 +7,7 @@ that every optional branch is planned with a value.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
@@ -152,3 +153,26 @@ async def test_first_pages_on_an_empty_platform_are_empty(conn: Conn) -> None:
 async def test_the_role_cannot_write(conn: Conn) -> None:
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         await conn.execute("UPDATE tenant.organizations SET alias = 'x'")
+
+
+async def test_the_organization_list_names_its_columns_as_the_row_orders_its_fields(conn: Conn) -> None:
+    """list_organizations builds its rows by position: the block's columns must be the row's fields."""
+    statement = queries.organization_page_statement(queries.OrganizationFilters())
+    async with conn.cursor() as cur:
+        await cur.execute(
+            statement,
+            {
+                "pattern": None,
+                "organization_id": None,
+                "limit": 1,
+                "first_page": True,
+                "after_value": None,
+                "after_name": None,
+                "after_id": None,
+            },
+            prepare=False,
+        )
+        assert cur.description is not None
+        assert [column.name for column in cur.description] == [
+            f.name for f in dataclasses.fields(queries.OrganizationRow)
+        ]

@@ -17,7 +17,7 @@ from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
 import psycopg
-from psycopg.rows import class_row
+from psycopg.rows import args_row, class_row
 
 from common.database import load_queries
 
@@ -127,6 +127,11 @@ _ORGANIZATION_STATEMENTS = {
 }
 
 
+def organization_page_statement(filters: OrganizationFilters) -> LiteralString:
+    """ListOrganizations' statement for the order and direction of `filters`."""
+    return _ORGANIZATION_STATEMENTS[(filters.order, filters.descending)]
+
+
 async def list_organizations(
     conn: psycopg.AsyncConnection[Any],
     *,
@@ -136,8 +141,12 @@ async def list_organizations(
 ) -> list[OrganizationRow]:
     """Organizations matching `filters` in their order after `after` (the order's key), at most `limit`."""
     params = {"pattern": filters.pattern, "organization_id": None, "limit": limit, **_order_params(after)}
-    statement = _ORGANIZATION_STATEMENTS[(filters.order, filters.descending)]
-    return await _ordered_all(conn, statement, OrganizationRow, params)
+    statement = organization_page_statement(filters)
+    # Rows by position (the block's columns are OrganizationRow's fields in order): a page holds up to
+    # 500, and building them by name costs a quarter of the call.
+    async with conn.cursor(row_factory=args_row(OrganizationRow)) as cur:
+        await cur.execute(statement, params, prepare=False)
+        return await cur.fetchall()
 
 
 async def get_organization(conn: psycopg.AsyncConnection[Any], *, organization_id: UUID) -> OrganizationRow | None:
