@@ -143,8 +143,9 @@ async def list_organizations(
     params = {"pattern": filters.pattern, "organization_id": None, "limit": limit, **_order_params(after)}
     statement = organization_page_statement(filters)
     # Rows by position (the block's columns are OrganizationRow's fields in order): a page holds up to
-    # 500, and building them by name costs a quarter of the call.
-    async with conn.cursor(row_factory=args_row(OrganizationRow)) as cur:
+    # 500, and building them by name costs a quarter of the call. Binary results spare parsing the
+    # ids and times from text.
+    async with conn.cursor(row_factory=args_row(OrganizationRow), binary=True) as cur:
         await cur.execute(statement, params, prepare=False)
         return await cur.fetchall()
 

@@ -22,8 +22,9 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 -- Called by FleetApi.list_organizations: one page of organizations (live and deleted), those whose
 -- name or alias matches %(pattern)s when it is set (see services/fleet/search.py), in the order of
 -- the organizations_by_* block of orders.sql that queries.py puts in place of the keyset line. The
--- counts are per row of the page (LATERAL), so a page costs the same at any depth: one row of
--- tenant.organization_totals each.
+-- counts are the organization's row of tenant.organization_totals, which the writes keep (migration
+-- 0012) over its live clusters: one primary-key lookup per row of the page, so a page costs the same
+-- at any depth. A deleted organization (or one without clusters) shows zeros.
 -- FleetApi.get_organization reads one organization with it too: organization_id set, the first page
 -- by name and LIMIT 1 (the list itself passes NULL).
 SELECT o.id,
@@ -39,19 +40,7 @@ SELECT o.id,
        coalesce(counts.pods, 0)::bigint AS pods,
        coalesce(counts.clusters_needing_attention, 0)::integer AS clusters_needing_attention
 FROM tenant.organizations AS o
-LEFT JOIN LATERAL (
-    -- The organization's totals over its live clusters, which the writes keep (migration 0012): one
-    -- row however many clusters and namespaces it has. For a live cluster of a live organization,
-    -- ready and needs_attention are the live ones.
-    SELECT sum(t.clusters) AS clusters,
-           sum(t.projects) AS projects,
-           sum(t.namespaces) AS namespaces,
-           sum(t.ready_nodes) AS ready_nodes,
-           sum(t.pods) AS pods,
-           sum(t.clusters_needing_attention) AS clusters_needing_attention
-    FROM tenant.organization_totals AS t
-    WHERE t.organization_id = o.id
-) AS counts ON o.deleted IS NULL
+LEFT JOIN tenant.organization_totals AS counts ON counts.organization_id = o.id AND o.deleted IS NULL
 WHERE o.id <> tenant.system_organization_id()
   AND (%(pattern)s::text IS NULL OR lower(o.name) LIKE %(pattern)s::text OR lower(o.alias) LIKE %(pattern)s::text)
   AND (%(organization_id)s::uuid IS NULL OR o.id = %(organization_id)s::uuid)
