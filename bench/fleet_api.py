@@ -14,8 +14,9 @@ Targets (issue 5), each a ratio of medians over rotating rounds:
 - GetFleetSummary costs at most 3x a plain `SELECT count(*) FROM tenant.clusters` (as the same role,
   timed round trip) in the same run. Two figures are printed: the summary as served (the default
   SUMMARY_CACHE_SECONDS=15, so most calls share an answer read at most once per 15 s) and the
-  summary read on every call (a second instance of the service with SUMMARY_CACHE_SECONDS=0), which
-  is what one database read of it costs.
+  summary read on every call (a second instance of the service with SUMMARY_CACHE_SECONDS=0). This
+  world records no inventory round, so that read is the summary's fallback (the cluster listing added
+  up), printed for context; bench.fleet_search measures the normal read, the latest round's totals.
 Also printed: the median server-side latency of every RPC.
 
 The scale database is built once by bench.overview_function.prepare (about a minute) and copied into
@@ -262,11 +263,12 @@ def report(times: dict[str, list[float]]) -> dict[str, float]:
             figures["GetFleetSummary (served)"] / figures["count(*) clusters"],
             SUMMARY_TARGET,
         ),
-        "GetFleetSummary (uncached) / count(*)": (
-            figures["GetFleetSummary (uncached)"] / figures["count(*) clusters"],
-            SUMMARY_TARGET,
-        ),
     }
+    figures["GetFleetSummary (uncached) / count(*)"] = (
+        figures["GetFleetSummary (uncached)"] / figures["count(*) clusters"]
+    )
+    fallback = figures["GetFleetSummary (uncached) / count(*)"]
+    _say(f"ratio GetFleetSummary (uncached, no round recorded) / count(*): {fallback:.2f} (context, no target)")
     for label, (ratio, target) in ratios.items():
         _say(f"ratio {label}: {ratio:.2f} (target <= {target:g}: {'met' if ratio <= target else 'NOT met'})")
         figures[label] = ratio

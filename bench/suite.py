@@ -199,13 +199,15 @@ def read_fleet_api(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
         ),
         Row(
             "fleet_api",
-            "GetFleetSummary read every call",
+            "GetFleetSummary read every call, no round recorded",
             f["GetFleetSummary (uncached)"],
             "ms",
             "count(*) clusters",
             count,
-            Target("<=", fleet_api.SUMMARY_TARGET),
-            "counts 1,000,000 namespaces and every snapshot: no read of that can cost 3x a count of 50,000 rows",
+            None,
+            "this world has no recorded inventory round, so the summary adds up the cluster listing (its fallback "
+            "when the collector recorded none for three intervals); the normal read, the latest round's totals, "
+            "is fleet_search's 'GetFleetSummary read fresh', which carries the target",
         ),
     ]
     for name in ("ListOrganizations", "ListDriftFindings", "GetCluster", "ListInfrastructureResources"):
@@ -217,7 +219,7 @@ def read_fleet_api(results: Sequence[Result]) -> tuple[list[Row], list[Point]]:
         points += [
             Point("ListClusters page 1", panel, clusters, g["ListClusters page 1"], "ms"),
             Point("ListClusters last page", panel, clusters, g["ListClusters page 500"], "ms"),
-            Point("GetFleetSummary read every call", panel, clusters, g["GetFleetSummary (uncached)"], "ms"),
+            Point("GetFleetSummary read every call, no round", panel, clusters, g["GetFleetSummary (uncached)"], "ms"),
             Point("count(*) clusters", panel, clusters, g["count(*) clusters"], "ms"),
         ]
     return rows, points
