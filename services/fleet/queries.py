@@ -9,7 +9,7 @@ the index that serves the used ones. A generic prepared plan would keep every br
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
@@ -552,42 +552,16 @@ async def fleet_totals(conn: psycopg.AsyncConnection[Any], *, now: datetime) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class RecordedTotalsRow:
-    """The fleet-wide row of the latest inventory round in the history (every figure of the summary)."""
+class RecordedTotalsRow(FleetTotalsRow):
+    """The fleet-wide row of the latest inventory round in the history: every figure of the summary
+    (FleetTotalsRow's), when it was recorded, and the counts by status and finding kind."""
 
     at: datetime
-    organizations: int
-    organizations_listed: int
-    clusters: int
-    projects: int
-    namespaces: int
-    clusters_ready: int
-    nodes: int
-    ready_nodes: int
-    pods: int
-    allocatable_pods: int
-    cpu_allocatable_millicores: int
-    memory_allocatable_bytes: int
-    clusters_stale: int
     clusters_by_status: dict[str, int]
     open_findings_by_kind: dict[str, int]
 
     def totals(self) -> FleetTotalsRow:
-        return FleetTotalsRow(
-            organizations=self.organizations,
-            organizations_listed=self.organizations_listed,
-            clusters=self.clusters,
-            projects=self.projects,
-            namespaces=self.namespaces,
-            clusters_ready=self.clusters_ready,
-            nodes=self.nodes,
-            ready_nodes=self.ready_nodes,
-            pods=self.pods,
-            allocatable_pods=self.allocatable_pods,
-            cpu_allocatable_millicores=self.cpu_allocatable_millicores,
-            memory_allocatable_bytes=self.memory_allocatable_bytes,
-            clusters_stale=self.clusters_stale,
-        )
+        return FleetTotalsRow(**{f.name: getattr(self, f.name) for f in fields(FleetTotalsRow)})
 
 
 async def latest_fleet_totals(conn: psycopg.AsyncConnection[Any]) -> RecordedTotalsRow | None:
