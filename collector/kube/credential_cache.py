@@ -7,7 +7,6 @@ memory and are renewed before they expire').
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -15,6 +14,7 @@ from uuid import UUID
 
 from collector.kube.credential import Credential
 from collector.kube.garden import Gardener, ShootRef
+from collector.kube.per_cluster import PerCluster
 from common.clock import Clock, utc_now
 
 logger = logging.getLogger(__name__)
@@ -36,21 +36,19 @@ class CredentialCache:
     clock: Clock = utc_now
     minted: dict[UUID, int] = field(default_factory=dict)
     """Credentials minted per cluster since start (tests and `collect` summaries read it)."""
-    _entries: dict[UUID, Credential] = field(default_factory=dict)
-    _locks: dict[UUID, asyncio.Lock] = field(default_factory=dict)
+    _credentials: PerCluster[Credential] = field(default_factory=PerCluster)
 
     async def get(self, cluster_id: UUID, shoot: ShootRef) -> Credential:
         """A credential for the cluster's shoot, minted only when none is cached or it is about to expire."""
         # One mint per cluster at a time: an on-demand collection racing the loop reuses the new credential.
-        lock = self._locks.setdefault(cluster_id, asyncio.Lock())
-        async with lock:
-            cached = self._entries.get(cluster_id)
+        async with self._credentials.lock(cluster_id):
+            cached = self._credentials.kept(cluster_id)
             if cached is not None and self._fresh(cached):
                 return cached
             credential = await self.gardener.mint_credential(
                 shoot, kind=self.kind, lifetime_seconds=self.lifetime_seconds
             )
-            self._entries[cluster_id] = credential
+            self._credentials.keep(cluster_id, credential)
             self.minted[cluster_id] = self.minted.get(cluster_id, 0) + 1
             logger.info(
                 "shoot credential minted",
@@ -65,13 +63,11 @@ class CredentialCache:
 
     def drop(self, cluster_id: UUID) -> None:
         """Forget the cluster's credential (after a 401): the next `get` mints a new one."""
-        self._entries.pop(cluster_id, None)
+        self._credentials.drop(cluster_id)
 
     def forget_except(self, cluster_ids: set[UUID]) -> None:
         """Forget the credentials of clusters no longer collected (deleted, no longer ready)."""
-        for cluster_id in set(self._entries) - cluster_ids:
-            del self._entries[cluster_id]
-            self._locks.pop(cluster_id, None)
+        self._credentials.forget_except(cluster_ids)
 
     def _fresh(self, credential: Credential) -> bool:
         if credential.expires is None:

@@ -9,7 +9,6 @@ resolves again, once. A failed read is never cached.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from uuid import UUID
 from prometheus_client import Counter
 
 from collector.kube.errors import NotFound
+from collector.kube.per_cluster import PerCluster
 from collector.prometheus.target import (
     MonitoringTarget,
     MonitoringUnavailable,
@@ -47,17 +47,15 @@ class MonitoringResolver:
     monotonic: Callable[[], float] = time.monotonic
     reads: int = 0
     """Secrets read since start (tests and the benchmark read it)."""
-    _entries: dict[UUID, tuple[float, MonitoringTarget]] = field(default_factory=dict)
-    _locks: dict[UUID, asyncio.Lock] = field(default_factory=dict)
+    _targets: PerCluster[tuple[float, MonitoringTarget]] = field(default_factory=PerCluster)
 
     async def get(self, cluster_id: UUID, namespace: str, shoot_name: str) -> MonitoringTarget:
         """The cluster's target; read from the garden when none is cached or it is older than the TTL.
 
         Raises KubeError (MonitoringUnavailable when the shoot has no monitoring).
         """
-        lock = self._locks.setdefault(cluster_id, asyncio.Lock())
-        async with lock:
-            cached = self._entries.get(cluster_id)
+        async with self._targets.lock(cluster_id):
+            cached = self._targets.kept(cluster_id)
             if cached is not None and self.monotonic() - cached[0] < self.ttl_seconds:
                 return cached[1]
             name = monitoring_secret_name(shoot_name)
@@ -71,15 +69,13 @@ class MonitoringResolver:
                     f"secret {namespace}/{name} does not exist; the shoot has no monitoring"
                 ) from e
             target = target_from_secret(secret, what=f"secret {namespace}/{name}")
-            self._entries[cluster_id] = (self.monotonic(), target)
+            self._targets.keep(cluster_id, (self.monotonic(), target))
             return target
 
     def drop(self, cluster_id: UUID) -> None:
         """Forget the cluster's target (after a 401): the next `get` reads the secret again."""
-        self._entries.pop(cluster_id, None)
+        self._targets.drop(cluster_id)
 
     def forget_except(self, cluster_ids: set[UUID]) -> None:
         """Forget the targets of clusters no longer collected."""
-        for cluster_id in set(self._entries) - cluster_ids:
-            del self._entries[cluster_id]
-            self._locks.pop(cluster_id, None)
+        self._targets.forget_except(cluster_ids)
