@@ -250,20 +250,8 @@ def get_cluster_response(
 
 
 def organization_summary(row: queries.OrganizationRow) -> fleet_pb2.OrganizationSummary:
-    return fleet_pb2.OrganizationSummary(
-        id=str(row.id),
-        name=row.name,
-        alias=row.alias,
-        listed_publicly=row.listed_publicly,
-        created=row.created,
-        deleted=row.deleted,
-        clusters=row.clusters,
-        projects=row.projects,
-        namespaces=row.namespaces,
-        ready_nodes=row.ready_nodes,
-        pods=row.pods,
-        clusters_needing_attention=row.clusters_needing_attention,
-    )
+    # The list's one spelling of the fields, so a single organization and a page never differ.
+    return list_organizations_response([row], "").organizations[0]
 
 
 def list_organizations_response(
