@@ -13,9 +13,10 @@ from pathlib import Path
 
 from common.http_limits import HttpLimits
 
-# The demo's embedded server (`fleet db up`): what every default DATABASE_URL points at.
+# The demo's embedded server (`fleet db up`): what every default DATABASE_URL points at. The port
+# is below Linux's ephemeral range (32768-60999), so no outgoing connection or bind(0) can hold it.
 LOCAL_DATABASE_HOST = "127.0.0.1"
-LOCAL_DATABASE_PORT = 55432
+LOCAL_DATABASE_PORT = 15432
 LOCAL_DATABASE_NAME = "fleet"
 
 

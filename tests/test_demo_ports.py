@@ -1,0 +1,37 @@
+"""The demo's fixed ports stay out of the kernel's ephemeral range.
+
+A port in that range can be held at any moment by an outgoing connection or by a server that asked
+for port 0 (the test suite's own PostgreSQL servers do), so a demo there fails at random, and once
+did in CI with the database's old port 55432.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fleetctl.demo_layout import DemoPorts
+
+PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+# Linux's default, for kernels that do not show theirs.
+DEFAULT_EPHEMERAL = (32768, 60999)
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    if not PORT_RANGE.exists():
+        return DEFAULT_EPHEMERAL
+    low, high = PORT_RANGE.read_text().split()
+    return int(low), int(high)
+
+
+@pytest.mark.parametrize("ephemeral", [DEFAULT_EPHEMERAL, _ephemeral_range()], ids=["default", "this kernel"])
+def test_no_demo_port_is_ephemeral(ephemeral: tuple[int, int]) -> None:
+    low, high = ephemeral
+    inside = {name: port for name, port in DemoPorts().all().items() if low <= port <= high}
+    assert not inside, f"demo ports inside the ephemeral range {low}-{high}: {inside}"
+
+
+def test_the_demo_ports_are_distinct() -> None:
+    ports = list(DemoPorts().all().values())
+    assert len(ports) == len(set(ports))
