@@ -1,6 +1,6 @@
 """tenant.cluster_listing (migration 0012): the row per cluster that ListClusters pages and GetFleetSummary
-adds up, and tenant.organization_totals that ListOrganizations reads, kept by triggers whoever writes
-the sources.
+adds up, tenant.organization_totals that ListOrganizations reads, and tenant.cluster_search that its
+query matches (migration 0014), kept by triggers whoever writes the sources.
 
 Each test compares the whole listing with what a direct reading of the sources says (written here
 independently of the migration), after writes made as the roles that make them in production: the
@@ -104,6 +104,17 @@ WHERE o.id <> %(system)s
 ORDER BY o.id
 """
 
+# The names ListClusters' query matches (migration 0014), straight from the sources and as kept.
+DIRECT_SEARCH = """
+SELECT c.id, lower(c.name), lower(o.name) || E'\\n' || lower(o.alias),
+       lower(c.name) || E'\\n' || lower(o.name) || E'\\n' || lower(o.alias)
+FROM tenant.clusters AS c
+JOIN tenant.organizations AS o ON o.id = c.organization_id
+WHERE c.organization_id <> %(system)s
+ORDER BY c.id
+"""
+SEARCH = "SELECT id, cluster_key, organization_key, search_key FROM tenant.cluster_search ORDER BY id"
+
 
 def _direct(conn: psycopg.Connection[Any]) -> list[tuple[Any, ...]]:
     return conn.execute(DIRECT, {"system": SYSTEM_ORGANIZATION_ID}).fetchall()
@@ -118,8 +129,11 @@ def _assert_listing_agrees(db: TestDatabase) -> None:
         direct, listed = _direct(conn), _listed(conn)
         direct_totals = conn.execute(DIRECT_TOTALS, {"system": SYSTEM_ORGANIZATION_ID}).fetchall()
         totals = conn.execute(TOTALS, {"system": SYSTEM_ORGANIZATION_ID}).fetchall()
+        direct_search = conn.execute(DIRECT_SEARCH, {"system": SYSTEM_ORGANIZATION_ID}).fetchall()
+        search = conn.execute(SEARCH).fetchall()
     assert listed == direct
     assert totals == direct_totals
+    assert search == direct_search
 
 
 @pytest.fixture

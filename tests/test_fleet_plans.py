@@ -28,7 +28,7 @@ ROLE = "fun_platform_admin_api"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 PLANS_SIZE = FleetSize("plans", 2000, 5, 1, 1, 2, 0.3)
 # Tables a page must never read whole: the big ones, and the listing that pages ListClusters.
-BIG_TABLES = {"clusters", "namespaces", "cluster_listing", "projects"}
+BIG_TABLES = {"clusters", "namespaces", "cluster_listing", "cluster_search", "projects"}
 
 
 @pytest.fixture(scope="module")
@@ -52,20 +52,29 @@ def plan_conn(plans_database: TestDatabase) -> Iterator[psycopg.Connection[Any]]
         yield conn
 
 
-def sequential_scans(conn: psycopg.Connection[Any], statement: str, params: dict[str, object]) -> set[str]:
+def _plan_nodes(conn: psycopg.Connection[Any], statement: str, params: dict[str, object]) -> list[dict[str, Any]]:
     explain = sql.SQL("EXPLAIN (FORMAT JSON) ") + sql.SQL(statement)
     row = conn.execute(explain, params, prepare=False).fetchone()
     assert row is not None
-    found: set[str] = set()
+    nodes: list[dict[str, Any]] = []
 
     def visit(node: dict[str, Any]) -> None:
-        if node.get("Node Type") == "Seq Scan":
-            found.add(str(node["Relation Name"]))
+        nodes.append(node)
         for child in node.get("Plans", ()):
             visit(child)
 
     visit(row[0][0]["Plan"])
-    return found
+    return nodes
+
+
+def sequential_scans(conn: psycopg.Connection[Any], statement: str, params: dict[str, object]) -> set[str]:
+    return {
+        str(node["Relation Name"]) for node in _plan_nodes(conn, statement, params) if node["Node Type"] == "Seq Scan"
+    }
+
+
+def relations_read(conn: psycopg.Connection[Any], statement: str, params: dict[str, object]) -> set[str]:
+    return {str(node["Relation Name"]) for node in _plan_nodes(conn, statement, params) if "Relation Name" in node}
 
 
 def _organization_id(conn: psycopg.Connection[Any]) -> uuid.UUID:
@@ -164,6 +173,26 @@ def test_namespace_search_reads_no_whole_table(plan_conn: psycopg.Connection[Any
     for after in (None, ("m", uuid.UUID(int=1))):
         statement, params = queries.namespace_search_query(wanted, after=after, limit=101)
         assert sequential_scans(plan_conn, statement, params) & BIG_TABLES == set()
+
+
+@pytest.mark.parametrize("name", sorted(name for name in FILTERS if "pattern" not in " ".join(FILTERS[name])))
+def test_a_page_without_a_query_reads_no_search_key(plan_conn: psycopg.Connection[Any], name: str) -> None:
+    # The search keys' table is joined for the query only: without one the planner removes the join.
+    fields = dict(FILTERS[name])
+    if fields.get("organization_id") == "ORG":
+        fields["organization_id"] = _organization_id(plan_conn)
+    statement, params = queries.cluster_page_query(
+        queries.ClusterFilters(**fields), now=NOW, after=None, limit=101, clock=_clock(plan_conn)
+    )
+    read = relations_read(plan_conn, statement, params)
+    assert "cluster_listing" in read and "cluster_search" not in read
+
+
+def test_a_page_with_a_query_reads_the_search_keys(plan_conn: psycopg.Connection[Any]) -> None:
+    statement, params = queries.cluster_page_query(
+        queries.ClusterFilters(either_pattern="%prod-1%"), now=NOW, after=None, limit=101, clock=_clock(plan_conn)
+    )
+    assert "cluster_search" in relations_read(plan_conn, statement, params)
 
 
 def test_the_fleet_is_large_enough_to_matter(plans_database: TestDatabase) -> None:

@@ -57,12 +57,16 @@ LIMIT %(limit)s;
 -- patterns (services/fleet/search.py): %(either)s matches the cluster's name or its organization's
 -- name or alias (search_key holds the three, separated by a line feed), %(either_word)s the same
 -- pattern after a separator (a short query is a prefix of any of the three); %(cluster_pattern)s and
--- %(organization_pattern)s match one each.
+-- %(organization_pattern)s match one each. The keys are in tenant.cluster_search (migration 0014),
+-- one row per listing row: without a query its conditions fold away and the planner removes the
+-- join (nothing of it is read); with one, the strict LIKE makes it an inner join the planner may
+-- drive from either side (a rare name from its trigram index, a common one from the order's index).
 SELECT cluster.*
 FROM (
     SELECT listing.id, listing.name, listing.organization_name, listing.pods, listing.nodes, listing.observed,
            listing.status_since
     FROM tenant.cluster_listing AS listing
+    LEFT JOIN tenant.cluster_search AS search ON search.id = listing.id
     WHERE (%(include_deleted)s::boolean OR listing.live)
       AND (%(organization_id)s::uuid IS NULL OR listing.organization_id = %(organization_id)s::uuid)
       AND (%(region)s::text IS NULL OR listing.region = %(region)s::text)
@@ -77,18 +81,18 @@ FROM (
           )))
       -- Each pattern twice: in the trigram form of the index (candidates), then as asked (the answer).
       AND (%(cluster_pattern)s::text IS NULL OR (
-              (translate(listing.cluster_key, '-', 'z') LIKE %(cluster_trigrams)s::text
-               OR listing.cluster_key LIKE %(cluster_pattern)s::text)
-              AND listing.cluster_key LIKE %(cluster_pattern)s::text))
+              (translate(search.cluster_key, '-', 'z') LIKE %(cluster_trigrams)s::text
+               OR search.cluster_key LIKE %(cluster_pattern)s::text)
+              AND search.cluster_key LIKE %(cluster_pattern)s::text))
       AND (%(organization_pattern)s::text IS NULL OR (
-              (translate(listing.organization_key, '-', 'z') LIKE %(organization_trigrams)s::text
-               OR translate(listing.organization_key, '-', 'z') LIKE %(organization_word_trigrams)s::text)
-              AND (listing.organization_key LIKE %(organization_pattern)s::text
-                   OR listing.organization_key LIKE %(organization_word)s::text)))
+              (translate(search.organization_key, '-', 'z') LIKE %(organization_trigrams)s::text
+               OR translate(search.organization_key, '-', 'z') LIKE %(organization_word_trigrams)s::text)
+              AND (search.organization_key LIKE %(organization_pattern)s::text
+                   OR search.organization_key LIKE %(organization_word)s::text)))
       AND (%(either)s::text IS NULL OR (
-              (translate(listing.search_key, '-', 'z') LIKE %(either_trigrams)s::text
-               OR translate(listing.search_key, '-', 'z') LIKE %(either_word_trigrams)s::text)
-              AND (listing.search_key LIKE %(either)s::text OR listing.search_key LIKE %(either_word)s::text)))
+              (translate(search.search_key, '-', 'z') LIKE %(either_trigrams)s::text
+               OR translate(search.search_key, '-', 'z') LIKE %(either_word_trigrams)s::text)
+              AND (search.search_key LIKE %(either)s::text OR search.search_key LIKE %(either_word)s::text)))
 -- keyset --
     LIMIT %(limit)s
 ) AS listing
