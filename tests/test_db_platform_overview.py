@@ -117,6 +117,37 @@ def test_listing_an_organization_adds_it(platform: TestDatabase) -> None:
     assert ("beta", "Beta", 1, 1, 1) in overview(platform)
 
 
+@pytest.mark.parametrize(
+    ("statement", "acme"),
+    [
+        ("UPDATE tenant.namespaces SET deleted = now() WHERE name = 'one'", ("acme", "Acme", 2, 1, 1)),
+        ("UPDATE tenant.namespaces SET deleted = NULL WHERE name = 'removed'", ("acme", "Acme", 2, 1, 3)),
+        ("UPDATE tenant.projects SET deleted = now() WHERE name = 'kept'", ("acme", "Acme", 2, 0, 0)),
+        ("UPDATE tenant.projects SET deleted = NULL WHERE name = 'dropped'", ("acme", "Acme", 2, 2, 3)),
+        ("UPDATE tenant.clusters SET deleted = now() WHERE name = 'live'", ("acme", "Acme", 1, 0, 0)),
+        ("UPDATE tenant.clusters SET deleted = NULL WHERE name = 'gone'", ("acme", "Acme", 3, 2, 3)),
+        (
+            "UPDATE tenant.organizations SET name = 'acme-renamed', alias = 'Re' WHERE name = 'acme'",
+            ("acme-renamed", "Re", 2, 1, 2),
+        ),
+    ],
+    ids=[
+        "namespace deleted",
+        "namespace back",
+        "project deleted",
+        "project back",
+        "cluster deleted",
+        "cluster back",
+        "organization renamed",
+    ],
+)
+def test_every_later_write_is_in_the_next_answer(platform: TestDatabase, statement: str, acme: Row) -> None:
+    # The counts come from totals the writes keep (migration 0015): each kind of write moves them.
+    with platform.admin() as conn:
+        conn.execute(statement)
+    assert overview(platform) == sorted([acme, ("empty", "Empty", 0, 0, 0)])
+
+
 def test_the_system_organization_cannot_even_be_listed(platform: TestDatabase) -> None:
     with platform.admin() as conn, pytest.raises(errors.CheckViolation):
         conn.execute("UPDATE tenant.organizations SET listed_publicly = true WHERE id = %s", [SYSTEM_ORGANIZATION_ID])
