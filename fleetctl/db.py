@@ -2,14 +2,17 @@
 
 `up`/`down` run the embedded PostgreSQL of the demo (data in `.fleet/pg`, port
 `LOCAL_DATABASE_PORT`, database `fleet`); every other subcommand works on any server through
-`--dsn`, a superuser DSN that defaults to that local database. The functions below the argument
-parsing are plain and reusable (`fleet demo` calls them), and print nothing themselves.
+`--dsn`, a superuser DSN that defaults to `MIGRATION_DATABASE_URL` when it is set (so a deployment's
+migration job keeps the password out of its command line) and to that local database otherwise.
+The functions below the argument parsing are plain and reusable (`fleet demo` calls them), and
+print nothing themselves.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -20,7 +23,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from common.settings import LOCAL_DATABASE_HOST, LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT
+from common.settings import LOCAL_DATABASE_HOST, LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT, env_str
 from db.embedded import EmbeddedPostgres, EmbeddedPostgresError, runtime_root
 from db.migrate import MigrationError, applied_versions, apply_roles, available, migrate
 from db.seed.generate import SIZES, iter_parts
@@ -194,7 +197,9 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         sub = db_commands.add_parser(name, help=help_text, description=help_text)
         if dsn:
             sub.add_argument(
-                "--dsn", default=LOCAL_ADMIN_DSN, help="superuser DSN (default: the local database of `fleet db up`)"
+                "--dsn",
+                default=env_str(os.environ, "MIGRATION_DATABASE_URL", LOCAL_ADMIN_DSN),
+                help="superuser DSN (default: $MIGRATION_DATABASE_URL, else the local database of `fleet db up`)",
             )
         sub.set_defaults(handler=_guarded(handler))
         return sub

@@ -330,7 +330,7 @@ def test_the_reader_finds_helper_calls_forwarded_names_and_plain_gets() -> None:
     assert {"JWT_SECRET", "JWT_SECRET_FILE"} <= set(reads.defaults)  # env_secret reads both
     assert "STATUS_POLLER_DSN" in reads.defaults  # env.get("...")
     assert "TEST_DATABASE_URL" in reads.defaults  # os.environ.get("...") in a fixture
-    assert (55443, "sim/main.py") in {(d, w.split(":")[0]) for d, w in reads.defaults["FLEET_SIM_PORT"]}
-    assert shows_default("`127.0.0.1` / 55443", 55443)
+    assert (15443, "sim/main.py") in {(d, w.split(":")[0]) for d, w in reads.defaults["FLEET_SIM_PORT"]}
+    assert shows_default("`127.0.0.1` / 15443", 15443)
     assert not shows_default("5000 staff", 5)
     assert shows_default("none", ())

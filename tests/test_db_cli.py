@@ -59,6 +59,22 @@ def test_roles_migrate_status_seed_in_order(blank: TestDatabase, capsys: pytest.
     assert code == 1 and "already holds 9 organizations" in err
 
 
+def test_without_dsn_the_server_is_migration_database_url(
+    blank: TestDatabase, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # How the chart's migration job runs it: the DSN in the environment, not in the process's arguments.
+    monkeypatch.setenv("MIGRATION_DATABASE_URL", blank.dsn())
+    code, out, _ = run(capsys, "db", "status")
+    assert code == 1 and "schema version 0" in out
+    assert run(capsys, "db", "roles")[0] == 0
+    code, out, _ = run(capsys, "db", "migrate", "--target", "1")
+    assert (code, out.strip()) == (0, "applied 1; schema version 1")
+    # --dsn still wins.
+    unreachable = f"postgresql://postgres@127.0.0.1:{free_port()}/fleet"
+    code, _, err = run(capsys, "db", "status", "--dsn", unreachable)
+    assert code == 1 and "cannot connect to" in err
+
+
 def test_an_unknown_size_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["db", "seed", "--size", "huge"])

@@ -1,4 +1,4 @@
-"""The demo's fixed ports stay out of the kernel's ephemeral range.
+"""The demo's fixed ports, and fleet-sim's default one, stay out of the kernel's ephemeral range.
 
 A port in that range can be held at any moment by an outgoing connection or by a server that asked
 for port 0 (the test suite's own PostgreSQL servers do), so a demo there fails at random, and once
@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from fleetctl.demo_layout import DemoPorts
+from sim.main import DEFAULT_PORT as SIM_DEFAULT_PORT
 
 PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 # Linux's default, for kernels that do not show theirs.
@@ -26,9 +27,10 @@ def _ephemeral_range() -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("ephemeral", [DEFAULT_EPHEMERAL, _ephemeral_range()], ids=["default", "this kernel"])
-def test_no_demo_port_is_ephemeral(ephemeral: tuple[int, int]) -> None:
+def test_no_fixed_port_is_ephemeral(ephemeral: tuple[int, int]) -> None:
     low, high = ephemeral
-    inside = {name: port for name, port in DemoPorts().all().items() if low <= port <= high}
+    fixed = {**DemoPorts().all(), "fleet-sim default": SIM_DEFAULT_PORT}
+    inside = {name: port for name, port in fixed.items() if low <= port <= high}
     assert not inside, f"demo ports inside the ephemeral range {low}-{high}: {inside}"
 
 
