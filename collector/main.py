@@ -159,8 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     set_gc_threshold(settings.gc_threshold)
     interactive = sys.stderr.isatty()
-    # The long-running loop always logs JSON; a command run by hand logs plain lines to a terminal.
-    configure_logging(settings.log_level, json=args.command in (None, "run") or not interactive)
+    # LOG_FORMAT decides, but a command run by hand (collect, reconcile --once) logs plain lines to a terminal.
+    by_hand = args.command not in (None, "run") and interactive
+    configure_logging(settings.logging.level, json=settings.logging.json and not by_hand)
     try:
         if args.command in (None, "run"):
             return eventloop.run(serve(settings), event_loop=settings.event_loop)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from common.eventloop import DEFAULT_EVENT_LOOP, event_loop_from_env
 from common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env
-from common.settings import LOG_LEVELS, DatabaseSettings, SettingsError, env_choice, env_float, env_int, env_str
+from common.settings import DatabaseSettings, LogSettings, SettingsError, env_choice, env_float, env_int, env_str
 
 ROLE = "fun_cluster_worker"
 WORKER_MODES = ("inventory", "reconcile")
@@ -147,8 +147,8 @@ class Settings:
     inventory: InventorySettings = field(default_factory=InventorySettings)
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     health: HealthSettings = field(default_factory=HealthSettings)
-    log_level: str = "info"
-    """LOG_LEVEL: debug, info, warning or error."""
+    logging: LogSettings = field(default_factory=LogSettings)
+    """LOG_LEVEL and LOG_FORMAT (common/settings.py)."""
     event_loop: str = DEFAULT_EVENT_LOOP
     """EVENT_LOOP: `uvloop` or `asyncio` (common/eventloop.py)."""
     gc_threshold: int = DEFAULT_GC_THRESHOLD
@@ -214,7 +214,7 @@ class Settings:
                 host=env_str(env, "BIND_HOST", "127.0.0.1"),
                 port=env_int(env, "HEALTH_PORT", 8097, minimum=0),
             ),
-            log_level=env_choice(env, "LOG_LEVEL", "info", LOG_LEVELS),
+            logging=LogSettings.from_env(env),
             event_loop=event_loop_from_env(env),
             gc_threshold=gc_threshold_from_env(env),
         )

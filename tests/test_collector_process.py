@@ -217,6 +217,25 @@ def test_health_port_and_graceful_sigterm(sim: SimUnderTest, worker_env: dict[st
     worker.wait_for_log("cluster-worker stopped")
 
 
+@pytest.mark.parametrize("log_format", ["json", "text"])
+def test_the_worker_logs_as_log_format_says(worker_env: dict[str, str], workers: list[Worker], log_format: str) -> None:
+    worker = Worker({**worker_env, "LOG_FORMAT": log_format})
+    workers.append(worker)
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        line = worker.lines.get(timeout=WAIT_SECONDS)
+        text = line["message"]
+        if "health port listening" in text:
+            break
+    else:
+        raise AssertionError("the worker never said its health port is listening")
+    if log_format == "json":
+        assert text == "health port listening" and line["level"] == "info"
+    else:
+        # A plain line (Worker keeps a line that is not JSON whole as its message).
+        assert list(line) == ["message"] and " INFO " in text and ": health port listening" in text
+
+
 def probe(base: str, path: str) -> tuple[int, str]:
     with httpx.Client(base_url=base, timeout=5) as http:
         answer = http.get(path)
