@@ -38,6 +38,7 @@ from collector.kube.credential_cache import CredentialCache, renew_margin
 from collector.kube.garden import RealGardener, shoot_refs
 from collector.kube.limits import DEFAULT_LIMITS
 from collector.settings import InventorySettings
+from collector.worker import worker_checks
 from common import eventloop
 from common.database import make_pool
 from common.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
@@ -205,6 +206,7 @@ async def measure(
     pool = make_pool(
         DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
         application_name="bench-fanout",
+        checks=worker_checks(),  # as the worker's own pool
     )
     await pool.open(wait=True)
     gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))

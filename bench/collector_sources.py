@@ -50,6 +50,7 @@ from collector.kube.limits import DEFAULT_LIMITS
 from collector.prometheus.http import tls_context
 from collector.prometheus.resolve import MonitoringResolver
 from collector.settings import InventorySettings
+from collector.worker import worker_checks
 from common import eventloop
 from common.database import make_pool
 from common.eventloop import DEFAULT_EVENT_LOOP
@@ -151,6 +152,7 @@ async def measure(
     pool = make_pool(
         DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
         application_name="bench-sources",
+        checks=worker_checks(),  # as the worker's own pool
     )
     await pool.open(wait=True)
     gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))

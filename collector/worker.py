@@ -32,7 +32,7 @@ from collector.prometheus.resolve import MonitoringResolver
 from collector.reconcile.loop import ReconcileLoop
 from collector.settings import Settings
 from common.clock import Clock, utc_now
-from common.database import make_pool, require_schema
+from common.database import CheckUnlessRecent, make_pool, require_schema
 from common.errors import DatabaseUnavailable
 
 
@@ -46,6 +46,17 @@ class Worker:
     clock: Clock = utc_now
 
 
+# A worker's connection that came back within this many seconds is lent again unchecked: the
+# collector checks out one or two per cluster, many a second, and a connection that died meanwhile
+# fails just that cluster's collection (retried next round). The APIs check every checkout.
+WORKER_CHECK_BYPASS_SECONDS = 1.0
+
+
+def worker_checks() -> CheckUnlessRecent:
+    """The connection check of a worker's pool."""
+    return CheckUnlessRecent(WORKER_CHECK_BYPASS_SECONDS)
+
+
 @contextlib.asynccontextmanager
 async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIterator[Worker]:
     """Open the pool (checking the schema) and the Gardener client; close both at the end.
@@ -53,7 +64,9 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
     Raises DatabaseUnavailable when the database cannot be reached, SchemaTooOld when its schema is too old, and
     collector.kube.errors.KubeError when the garden kubeconfig cannot be loaded.
     """
-    pool: AsyncConnectionPool[Any] = make_pool(settings.database, application_name=f"cluster-worker-{settings.mode}")
+    pool: AsyncConnectionPool[Any] = make_pool(
+        settings.database, application_name=f"cluster-worker-{settings.mode}", checks=worker_checks()
+    )
     try:
         await pool.open(wait=True, timeout=settings.database.connect_timeout_seconds)
     except Exception as e:

@@ -13,9 +13,11 @@ Placeholders are named (`%(cluster_id)s`); nothing is ever assembled from user i
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, LiteralString
+from weakref import WeakKeyDictionary
 
 import psycopg
 from psycopg.rows import tuple_row
@@ -56,21 +58,55 @@ def load_queries(path: Path) -> dict[str, Query]:
     return queries
 
 
+class CheckUnlessRecent:
+    """The pool's `check` and `reset` callbacks: `reset` notes when a connection came back, `check`
+    runs psycopg's own check only on a connection that has been idle for `window_seconds` or more.
+
+    A connection that came back a moment ago had just answered, and the check is a round trip per
+    checkout; HikariCP calls the same idea its alive-bypass window. The price: a connection that died
+    within the window fails the query that finds it (and is then replaced).
+    """
+
+    def __init__(self, window_seconds: float = 0.0) -> None:
+        self._window_seconds = window_seconds
+        self._returned: WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = WeakKeyDictionary()
+        self.checks = 0
+        """How many connections were really checked (for tests)."""
+
+    async def reset(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self._returned[conn] = time.monotonic()
+
+    async def check(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        returned = self._returned.pop(conn, None)
+        if returned is not None and time.monotonic() - returned < self._window_seconds:
+            return
+        self.checks += 1
+        await AsyncConnectionPool.check_connection(conn)
+
+
 def make_pool(
-    settings: DatabaseSettings, *, application_name: str, reconnect_timeout_seconds: float = 300.0
+    settings: DatabaseSettings,
+    *,
+    application_name: str,
+    reconnect_timeout_seconds: float = 300.0,
+    checks: CheckUnlessRecent | None = None,
 ) -> AsyncConnectionPool:
     """The process's one pool, closed until the caller opens it (`await pool.open(wait=True)`).
 
     `reconnect_timeout_seconds` bounds how long the pool retries a lost connection in the background
     (psycopg's default: 5 minutes); 0 gives up at once and lets the next caller's request reconnect.
+    Every connection is checked before it is handed out, so no caller meets one that died while it
+    was idle; `checks` may skip the check for connections that came back a moment ago.
     """
+    checks = checks or CheckUnlessRecent()
     return AsyncConnectionPool(
         settings.url,
         min_size=settings.pool_min,
         max_size=settings.pool_max,
         open=False,
         timeout=settings.connect_timeout_seconds,
-        check=AsyncConnectionPool.check_connection,
+        check=checks.check,
+        reset=checks.reset,
         kwargs={
             "application_name": application_name,
             "connect_timeout": max(1, round(settings.connect_timeout_seconds)),

@@ -184,7 +184,8 @@ class InventoryLoop:
                 phase = "storing"
                 observed = self._clock()
                 # Kubernetes was read first: the transaction covers the writes only, never an API call.
-                async with self._pool.connection() as conn, conn.transaction():
+                # In a pipeline, BEGIN goes out with the first query instead of a round trip of its own.
+                async with self._pool.connection() as conn, conn.pipeline(), conn.transaction():
                     ledger = await store.store_reading(conn, cluster.id, reading, observed=observed)
         except TimeoutError:
             # A Prometheus source's timeout names the Prometheus, as its other failures do.
