@@ -7,7 +7,6 @@ that every optional branch is planned with a value.
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
@@ -156,7 +155,8 @@ async def test_the_role_cannot_write(conn: Conn) -> None:
 
 
 async def test_the_organization_list_names_its_columns_as_the_row_orders_its_fields(conn: Conn) -> None:
-    """list_organizations builds its rows by position: the block's columns must be the row's fields."""
+    """list_organizations builds its rows by position: the block's columns must be the row's fields. It
+    loads the times as the int8 microseconds a timestamptz is on the wire, so they must stay timestamptz."""
     statement = queries.organization_page_statement(queries.OrganizationFilters())
     async with conn.cursor() as cur:
         await cur.execute(
@@ -173,6 +173,6 @@ async def test_the_organization_list_names_its_columns_as_the_row_orders_its_fie
             prepare=False,
         )
         assert cur.description is not None
-        assert [column.name for column in cur.description] == [
-            f.name for f in dataclasses.fields(queries.OrganizationRow)
-        ]
+        assert [column.name for column in cur.description] == list(queries.OrganizationRow._fields)
+        types = {column.name: conn.adapters.types[column.type_code].name for column in cur.description}
+        assert (types["id"], types["created_micros"], types["deleted_micros"]) == ("text", "timestamptz", "timestamptz")

@@ -27,12 +27,12 @@ def _time(value: datetime | None) -> datetime:
 
 OrganizationSpec = KeysetSpec[queries.OrganizationRow, tuple[Any, ...]]
 ORGANIZATIONS: dict[queries.OrganizationOrder, OrganizationSpec] = {
-    queries.OrganizationOrder.NAME: KeysetSpec("organizations", _NAME_ID, lambda row: (row.name, row.id)),
+    queries.OrganizationOrder.NAME: KeysetSpec("organizations", _NAME_ID, lambda row: (row.name, row.uuid)),
     queries.OrganizationOrder.ALIAS: KeysetSpec(
-        "organizations.alias", _TEXT_KEY, lambda row: (row.alias, row.name, row.id)
+        "organizations.alias", _TEXT_KEY, lambda row: (row.alias, row.name, row.uuid)
     ),
     queries.OrganizationOrder.CREATED: KeysetSpec(
-        "organizations.created", _TIME_KEY, lambda row: (row.created, row.name, row.id)
+        "organizations.created", _TIME_KEY, lambda row: (row.created, row.name, row.uuid)
     ),
 }
 

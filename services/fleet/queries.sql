@@ -27,12 +27,14 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 -- at any depth. A deleted organization (or one without clusters) shows zeros.
 -- FleetApi.get_organization reads one organization with it too: organization_id set, the first page
 -- by name and LIMIT 1 (the list itself passes NULL).
-SELECT o.id,
+-- The id is text, the form the response sends; the times are read as the integer microseconds a
+-- timestamptz is (queries.OrganizationRow), hence their names.
+SELECT o.id::text AS id,
        o.name,
        o.alias,
        o.listed_publicly,
-       o.created,
-       o.deleted,
+       o.created AS created_micros,
+       o.deleted AS deleted_micros,
        coalesce(counts.clusters, 0)::integer AS clusters,
        coalesce(counts.projects, 0)::integer AS projects,
        coalesce(counts.namespaces, 0)::integer AS namespaces,
