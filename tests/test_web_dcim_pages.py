@@ -70,7 +70,8 @@ async def test_drift_details_read_as_sentences_with_links_to_the_cluster_and_the
             "SELECT f.id, c.id, c.name, c.kubernetes_version, s.namespace, s.name, s.uid"
             " FROM tenant.drift_findings f JOIN tenant.clusters c ON c.id = f.cluster_id"
             " JOIN tenant.gardener_shoots s ON s.uid = f.shoot_uid"
-            " WHERE f.kind = 'version_mismatch' AND f.resolved IS NULL ORDER BY f.id LIMIT 1"
+            " WHERE f.kind = 'version_mismatch' AND f.resolved IS NULL"
+            " AND c.organization_id <> tenant.system_organization_id() ORDER BY f.id LIMIT 1"
         ).fetchone()
     assert row is not None, "the world has an open version mismatch with a shoot"
     finding_id, cluster_id, cluster_name, version, shoot_namespace, shoot_name, shoot_uid = (str(v) for v in row)
@@ -141,7 +142,13 @@ async def test_every_kinds_details_as_reconcile_records_them_read_as_sentences(
     details = details_reconcile_writes(kind)
     with web_world.database.admin() as conn:
         row = conn.execute(
-            "SELECT id FROM tenant.drift_findings WHERE kind = %s AND resolved IS NULL ORDER BY id LIMIT 1", (kind,)
+            # One the staff API lists: findings about the system organization are left out (ids are
+            # random, so the first by id is sometimes one of those).
+            "SELECT f.id FROM tenant.drift_findings AS f LEFT JOIN tenant.clusters AS c ON c.id = f.cluster_id"
+            " WHERE f.kind = %s AND f.resolved IS NULL"
+            " AND coalesce(c.organization_id, f.organization_id) IS DISTINCT FROM tenant.system_organization_id()"
+            " ORDER BY f.id LIMIT 1",
+            (kind,),
         ).fetchone()
     assert row is not None, f"the world has an open {kind} finding"
     finding_id = str(row[0])
