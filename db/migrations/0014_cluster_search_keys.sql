@@ -13,8 +13,9 @@
 -- organization; a LATERAL subquery per organization reads only that organization's clusters.
 SET LOCAL lock_timeout = '10s';
 
--- One row per listing row: the names ListClusters' query matches, lowered, and its indexes (moved
--- unchanged from the listing; see migration 0012 for why '-' is read as 'z' and why no pending list).
+-- One row per listing row: the names ListClusters' query matches, lowered, and the indexes that find
+-- them (moved unchanged from the listing; see migration 0012 for why '-' is read as 'z' and why no
+-- pending list).
 CREATE TABLE tenant.cluster_search (
     id uuid NOT NULL,
     name text NOT NULL,
@@ -36,11 +37,12 @@ GRANT SELECT ON tenant.cluster_search TO fun_platform_admin_api;
 CREATE POLICY cluster_search_admin_api_read ON tenant.cluster_search
     FOR SELECT TO fun_platform_admin_api USING (true);
 
+-- The listing keeps its key columns, unindexed: a page that walks an order's index tests the query
+-- on the row it already holds and looks up the search row only for the rows that match.
 DROP INDEX tenant.cluster_listing_idx_search_trgm;
 DROP INDEX tenant.cluster_listing_idx_organization_trgm;
 DROP INDEX tenant.cluster_listing_idx_cluster_trgm;
 DROP INDEX tenant.cluster_listing_idx_cluster_prefix;
-ALTER TABLE tenant.cluster_listing DROP COLUMN cluster_key, DROP COLUMN organization_key, DROP COLUMN search_key;
 
 INSERT INTO tenant.cluster_search (id, name, organization_name, organization_alias)
 SELECT l.id, l.name, l.organization_name, l.organization_alias FROM tenant.cluster_listing AS l;

@@ -59,10 +59,13 @@ LIMIT %(limit)s;
 -- patterns (services/fleet/search.py): %(either)s matches the cluster's name or its organization's
 -- name or alias (search_key holds the three, separated by a line feed), %(either_word)s the same
 -- pattern after a separator (a short query is a prefix of any of the three); %(cluster_pattern)s and
--- %(organization_pattern)s match one each. The keys are in tenant.cluster_search (migration 0014),
--- one row per listing row: without a query its conditions fold away and the planner removes the
--- join (nothing of it is read); with one, the strict LIKE makes it an inner join the planner may
--- drive from either side (a rare name from its trigram index, a common one from the order's index).
+-- %(organization_pattern)s match one each. The keys' indexes are on tenant.cluster_search (migration
+-- 0014), one row per listing row, so each pattern is written twice: in the trigram form of those
+-- indexes on the search row (candidates), and as asked on the listing's own copy of the keys (the
+-- answer). Without a query both fold away and the planner removes the join (nothing of it is read);
+-- with one, the join is inner and the planner drives it from either side: a rare name from its
+-- trigram index, a common one by walking the order's index, testing each listing row itself and
+-- looking up the search row only for those that match.
 SELECT cluster.*
 FROM (
     SELECT listing.id, listing.name, listing.organization_name, listing.pods, listing.nodes, listing.observed,
@@ -85,16 +88,16 @@ FROM (
       AND (%(cluster_pattern)s::text IS NULL OR (
               (translate(search.cluster_key, '-', 'z') LIKE %(cluster_trigrams)s::text
                OR search.cluster_key LIKE %(cluster_pattern)s::text)
-              AND search.cluster_key LIKE %(cluster_pattern)s::text))
+              AND listing.cluster_key LIKE %(cluster_pattern)s::text))
       AND (%(organization_pattern)s::text IS NULL OR (
               (translate(search.organization_key, '-', 'z') LIKE %(organization_trigrams)s::text
                OR translate(search.organization_key, '-', 'z') LIKE %(organization_word_trigrams)s::text)
-              AND (search.organization_key LIKE %(organization_pattern)s::text
-                   OR search.organization_key LIKE %(organization_word)s::text)))
+              AND (listing.organization_key LIKE %(organization_pattern)s::text
+                   OR listing.organization_key LIKE %(organization_word)s::text)))
       AND (%(either)s::text IS NULL OR (
               (translate(search.search_key, '-', 'z') LIKE %(either_trigrams)s::text
                OR translate(search.search_key, '-', 'z') LIKE %(either_word_trigrams)s::text)
-              AND (search.search_key LIKE %(either)s::text OR search.search_key LIKE %(either_word)s::text)))
+              AND (listing.search_key LIKE %(either)s::text OR listing.search_key LIKE %(either_word)s::text)))
 -- keyset --
     LIMIT %(limit)s
 ) AS listing
