@@ -67,7 +67,7 @@ class CheckUnlessRecent:
     within the window fails the query that finds it (and is then replaced).
     """
 
-    def __init__(self, window_seconds: float = 0.0) -> None:
+    def __init__(self, window_seconds: float) -> None:
         self._window_seconds = window_seconds
         self._returned: WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = WeakKeyDictionary()
         self.checks = 0
@@ -98,15 +98,14 @@ def make_pool(
     Every connection is checked before it is handed out, so no caller meets one that died while it
     was idle; `checks` may skip the check for connections that came back a moment ago.
     """
-    checks = checks or CheckUnlessRecent()
     return AsyncConnectionPool(
         settings.url,
         min_size=settings.pool_min,
         max_size=settings.pool_max,
         open=False,
         timeout=settings.connect_timeout_seconds,
-        check=checks.check,
-        reset=checks.reset,
+        check=checks.check if checks else AsyncConnectionPool.check_connection,
+        reset=checks.reset if checks else None,
         kwargs={
             "application_name": application_name,
             "connect_timeout": max(1, round(settings.connect_timeout_seconds)),

@@ -13,21 +13,14 @@
 -- organization; a LATERAL subquery per organization reads only that organization's clusters.
 SET LOCAL lock_timeout = '10s';
 
--- One row per listing row: the names ListClusters' query matches, lowered, and the indexes that find
--- them (moved unchanged from the listing; see migration 0012 for why '-' is read as 'z' and why no
--- pending list).
+-- One row per listing row: a copy of the listing's lowered keys (migration 0012 spells them), and the
+-- indexes that find them (moved unchanged from the listing; see 0012 for why '-' is read as 'z' and
+-- why no pending list).
 CREATE TABLE tenant.cluster_search (
     id uuid NOT NULL,
-    name text NOT NULL,
-    organization_name text NOT NULL,
-    organization_alias text NOT NULL,
-    -- A line feed separates the names: a query holds no control character (services/fleet/search.py),
-    -- so no match spans two names.
-    cluster_key text GENERATED ALWAYS AS (lower(name)) STORED,
-    organization_key text GENERATED ALWAYS AS (lower(organization_name) || E'\n' || lower(organization_alias)) STORED,
-    search_key text GENERATED ALWAYS AS (
-        lower(name) || E'\n' || lower(organization_name) || E'\n' || lower(organization_alias)
-    ) STORED,
+    cluster_key text NOT NULL,
+    organization_key text NOT NULL,
+    search_key text NOT NULL,
     CONSTRAINT cluster_search_pk PRIMARY KEY (id),
     CONSTRAINT cluster_search_fk_listing FOREIGN KEY (id) REFERENCES tenant.cluster_listing (id)
 );
@@ -44,8 +37,8 @@ DROP INDEX tenant.cluster_listing_idx_organization_trgm;
 DROP INDEX tenant.cluster_listing_idx_cluster_trgm;
 DROP INDEX tenant.cluster_listing_idx_cluster_prefix;
 
-INSERT INTO tenant.cluster_search (id, name, organization_name, organization_alias)
-SELECT l.id, l.name, l.organization_name, l.organization_alias FROM tenant.cluster_listing AS l;
+INSERT INTO tenant.cluster_search (id, cluster_key, organization_key, search_key)
+SELECT l.id, l.cluster_key, l.organization_key, l.search_key FROM tenant.cluster_listing AS l;
 
 CREATE INDEX cluster_search_idx_search_trgm ON tenant.cluster_search
     USING gin (translate(search_key, '-', 'z') fleet_ext.gin_trgm_ops) WITH (fastupdate = off);
@@ -55,18 +48,19 @@ CREATE INDEX cluster_search_idx_cluster_trgm ON tenant.cluster_search
     USING gin (translate(cluster_key, '-', 'z') fleet_ext.gin_trgm_ops) WITH (fastupdate = off);
 CREATE INDEX cluster_search_idx_cluster_prefix ON tenant.cluster_search (cluster_key text_pattern_ops);
 
--- Written with its listing row: when the row is made, and when one of its names changes. The listing
--- row is locked by whoever writes it (refresh_cluster_listing), so its search row is written in the
--- same order. A snapshot write sets none of the three names, so these triggers do not even fire.
+-- Written with its listing row: when the row is made, and when one of its names changes (the keys are
+-- generated, so NEW holds them already). The listing row is locked by whoever writes it
+-- (refresh_cluster_listing), so its search row is written in the same order. A snapshot write sets
+-- none of the three names, so these triggers do not even fire.
 CREATE FUNCTION tenant.cluster_search_from_listing() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    INSERT INTO tenant.cluster_search AS s (id, name, organization_name, organization_alias)
-    VALUES (NEW.id, NEW.name, NEW.organization_name, NEW.organization_alias)
+    INSERT INTO tenant.cluster_search AS s (id, cluster_key, organization_key, search_key)
+    VALUES (NEW.id, NEW.cluster_key, NEW.organization_key, NEW.search_key)
     ON CONFLICT (id) DO UPDATE SET
-        name = EXCLUDED.name, organization_name = EXCLUDED.organization_name,
-        organization_alias = EXCLUDED.organization_alias;
+        cluster_key = EXCLUDED.cluster_key, organization_key = EXCLUDED.organization_key,
+        search_key = EXCLUDED.search_key;
     RETURN NULL;
 END
 $$;
@@ -77,8 +71,8 @@ CREATE TRIGGER cluster_search_insert AFTER INSERT ON tenant.cluster_listing
     FOR EACH ROW EXECUTE FUNCTION tenant.cluster_search_from_listing();
 CREATE TRIGGER cluster_search_update AFTER UPDATE OF name, organization_name, organization_alias
     ON tenant.cluster_listing FOR EACH ROW
-    WHEN ((OLD.name, OLD.organization_name, OLD.organization_alias)
-          IS DISTINCT FROM (NEW.name, NEW.organization_name, NEW.organization_alias))
+    -- search_key joins the other two, so these say whether any key moved.
+    WHEN ((OLD.cluster_key, OLD.organization_key) IS DISTINCT FROM (NEW.cluster_key, NEW.organization_key))
     EXECUTE FUNCTION tenant.cluster_search_from_listing();
 
 CREATE OR REPLACE FUNCTION tenant.refresh_organization_totals(organizations uuid[]) RETURNS void
