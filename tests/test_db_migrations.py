@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 import psycopg
 import pytest
-from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
 import db.migrate
 from common.database import SCHEMA_VERSION, require_schema
 from common.errors import SchemaTooOld
 from db.migrate import MigrationError, apply_roles, available, latest_version, migrate
-from tests.fixtures.postgres import PgServer, TestDatabase, drop_database
+from tests.fixtures.postgres import PgServer, TestDatabase
 
 T = TypeVar("T")
 
@@ -53,20 +52,6 @@ FINGERPRINT = (
 def fingerprint(dsn: str) -> list[list[tuple[object, ...]]]:
     with psycopg.connect(dsn) as conn:
         return [conn.execute(query).fetchall() for query in FINGERPRINT]
-
-
-@pytest.fixture
-def empty_database(pg_server: PgServer) -> Iterator[TestDatabase]:
-    """A database with nothing in it (roles exist on the server: they are cluster-wide)."""
-    db = TestDatabase(pg_server, f"fleet_empty_{threading.get_ident()}")
-    with psycopg.connect(pg_server.dsn("postgres"), autocommit=True) as conn:
-        apply_roles(conn)
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db.name)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db.name)))
-    try:
-        yield db
-    finally:
-        drop_database(db)
 
 
 def at_once(count: int, work: Callable[[], T]) -> list[T]:
