@@ -1,16 +1,27 @@
-"""How many malloc arenas glibc may keep in an API process (`MALLOC_ARENA_MAX`).
+"""How glibc's allocator behaves in an API process: its arenas (`MALLOC_ARENA_MAX`) and where large
+blocks come from (`MALLOC_MMAP_THRESHOLD_`).
 
-glibc gives each thread that allocates under contention an arena of its own, up to eight per core,
-and an arena's freed memory is seldom returned to the system. gRPC core serves the API's gRPC port
-from several threads, so a flood of short-lived streams (HTTP/2 rapid reset) spreads its small
-allocations over many arenas, and the process's RSS creeps up with the number of streams although
-nothing leaks: `bench.rapid_reset` measured 1.20x more RSS after 400,000 reset streams than after
-50,000 with glibc's default, 1.06x with two arenas. Two arenas cost nothing measurable here: the
-API's threads spend their time in gRPC core and Python, not waiting on malloc's locks.
+Both settings keep an API's RSS flat under a flood of short-lived HTTP/2 streams (rapid reset), where
+nothing leaks but glibc's defaults keep freed memory instead of returning it:
 
-glibc reads the same variable itself when the process starts; setting it again from Python makes the
-bound hold where the environment does not set it (a plain `platform-admin-api` on a laptop). On a C
-library other than glibc, nothing is done.
+- **Arenas.** glibc gives each thread that allocates under contention an arena of its own, up to eight
+  per core, and an arena's freed memory is seldom returned to the system. gRPC core serves the gRPC
+  port from several threads, so the streams' small allocations spread over many arenas:
+  `bench.rapid_reset` measured 1.20x more RSS after 400,000 reset streams than after 50,000 with
+  glibc's default, 1.06x to 1.13x with two arenas. Two cost nothing measurable: the API's threads spend
+  their time in gRPC core and Python, not waiting on malloc's locks.
+- **The mmap threshold.** glibc serves a block of at least the threshold (128 KiB at first) with a
+  mapping of its own, returned to the system when freed, but raises the threshold to the size of
+  each such block freed, up to 32 MiB. After the first large buffers come and go, blocks of 64 KiB
+  and more land in the main heap, whose holes are not returned: with two arenas the heap still grew
+  6 to 7 MB between 50,000 and 200,000 reset streams (1.09x to 1.13x in four runs). A fixed
+  threshold turns that adjustment off; at 64 KiB the RSS after 400,000 streams is 1.03x that after
+  50,000. A block of 64 KiB or more (a large page of answers) then costs one mapping, a few
+  microseconds against the milliseconds of the query that filled it.
+
+glibc reads both variables itself when the process starts; setting them again from Python makes the
+bounds hold where the environment does not set them (a plain `platform-admin-api` on a laptop). On a
+C library other than glibc, nothing is done.
 """
 
 from __future__ import annotations
@@ -18,23 +29,46 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 from collections.abc import Mapping
+from dataclasses import dataclass
 
-from common.settings import env_int
+from common.settings import SettingsError, env_int
 
 DEFAULT_MALLOC_ARENAS = 2
+DEFAULT_MMAP_THRESHOLD_BYTES = 64 << 10
+MAX_MMAP_THRESHOLD_BYTES = 32 << 20
+"""glibc's own ceiling for the threshold on 64-bit systems (half its heap size); mallopt refuses more."""
+# mallopt's parameter numbers (glibc's malloc.h).
+M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
-"""mallopt's parameter number for the arena limit (glibc's malloc.h)."""
 
 
-def malloc_arenas_from_env(env: Mapping[str, str]) -> int:
-    """`MALLOC_ARENA_MAX`: at most this many malloc arenas, at least 1. Raises SettingsError otherwise."""
-    return env_int(env, "MALLOC_ARENA_MAX", DEFAULT_MALLOC_ARENAS, minimum=1)
+@dataclass(frozen=True)
+class MallocSettings:
+    arenas: int = DEFAULT_MALLOC_ARENAS
+    """MALLOC_ARENA_MAX: at most this many malloc arenas."""
+    mmap_threshold_bytes: int = DEFAULT_MMAP_THRESHOLD_BYTES
+    """MALLOC_MMAP_THRESHOLD_: blocks of at least this many bytes get a mapping of their own."""
 
 
-def limit_malloc_arenas(arenas: int) -> bool:
-    """Ask glibc for at most `arenas` arenas from now on; False where the C library is not glibc."""
-    if arenas < 1:
-        raise ValueError(f"at least one malloc arena, not {arenas}")
+def malloc_settings_from_env(env: Mapping[str, str]) -> MallocSettings:
+    """`MALLOC_ARENA_MAX` (at least 1) and `MALLOC_MMAP_THRESHOLD_` (0 to 32 MiB). Raises SettingsError."""
+    threshold = env_int(env, "MALLOC_MMAP_THRESHOLD_", DEFAULT_MMAP_THRESHOLD_BYTES, minimum=0)
+    if threshold > MAX_MMAP_THRESHOLD_BYTES:
+        raise SettingsError(
+            f"MALLOC_MMAP_THRESHOLD_={env['MALLOC_MMAP_THRESHOLD_']!r}: "
+            f"must be at most {MAX_MMAP_THRESHOLD_BYTES} (glibc's ceiling)"
+        )
+    return MallocSettings(
+        arenas=env_int(env, "MALLOC_ARENA_MAX", DEFAULT_MALLOC_ARENAS, minimum=1), mmap_threshold_bytes=threshold
+    )
+
+
+def tune_malloc(settings: MallocSettings) -> bool:
+    """Apply `settings` to glibc's allocator from now on; False where the C library is not glibc."""
+    if settings.arenas < 1:
+        raise ValueError(f"at least one malloc arena, not {settings.arenas}")
+    if not 0 <= settings.mmap_threshold_bytes <= MAX_MMAP_THRESHOLD_BYTES:
+        raise ValueError(f"an mmap threshold from 0 to {MAX_MMAP_THRESHOLD_BYTES}, not {settings.mmap_threshold_bytes}")
     name = ctypes.util.find_library("c")
     if name is None:
         return False
@@ -43,4 +77,6 @@ def limit_malloc_arenas(arenas: int) -> bool:
         return False
     libc.mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     libc.mallopt.restype = ctypes.c_int
-    return bool(libc.mallopt(M_ARENA_MAX, arenas) == 1)
+    arenas = libc.mallopt(M_ARENA_MAX, settings.arenas) == 1
+    threshold = libc.mallopt(M_MMAP_THRESHOLD, settings.mmap_threshold_bytes) == 1
+    return bool(arenas and threshold)

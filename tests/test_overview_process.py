@@ -42,8 +42,17 @@ def environment(dsn: str, **extra: str) -> dict[str, str]:
         ("CONSOLE_ORIGINS", "*", "is not an origin"),
         ("LOG_LEVEL", "loud", "expected one of"),
         ("MALLOC_ARENA_MAX", "0", "at least 1"),
+        ("MALLOC_MMAP_THRESHOLD_", str(64 << 20), "at most 33554432"),
     ],
-    ids=["ttl-above-a-minute", "ttl-not-a-number", "no-read-deadline", "wildcard-origin", "bad-log-level", "no-arena"],
+    ids=[
+        "ttl-above-a-minute",
+        "ttl-not-a-number",
+        "no-read-deadline",
+        "wildcard-origin",
+        "bad-log-level",
+        "no-arena",
+        "mmap-threshold-above-glibc",
+    ],
 )
 async def test_unusable_configuration_exits_2_naming_the_variable(variable: str, value: str, complaint: str) -> None:
     rc, stderr = await run_to_exit(SCRIPT, environment("postgresql://nobody@127.0.0.1:1/none", **{variable: value}))

@@ -30,7 +30,7 @@ from starlette.types import ASGIApp
 from common.database import make_pool
 from common.errors import PortUnavailable, SchemaTooOld
 from common.logs import configure_logging
-from common.malloc_arenas import limit_malloc_arenas, malloc_arenas_from_env
+from common.malloc_tuning import malloc_settings_from_env, tune_malloc
 from common.settings import DatabaseSettings, HttpSettings, LogSettings, SettingsError
 from services.common.serving.api_server import ApiServer
 from services.common.serving.grpc_bridge import grpc_generic_handler
@@ -178,12 +178,12 @@ def api_main(
     args = parser.parse_args(argv)
     try:
         settings = settings_from_env(os.environ)
-        arenas = malloc_arenas_from_env(os.environ)
+        malloc = malloc_settings_from_env(os.environ)
     except SettingsError as e:
         sys.stderr.write(f"{prog}: {e}\n")
         return 2
-    # Before the gRPC server starts its threads: see common/malloc_arenas.py.
-    limit_malloc_arenas(arenas)
+    # Before the gRPC server starts its threads: see common/malloc_tuning.py.
+    tune_malloc(malloc)
     configure_logging(settings.logging.level, json=settings.logging.json and not args.log_text)
     # psycopg's pool logs every connection request at INFO; its warnings (lost connections) are enough.
     logging.getLogger("psycopg.pool").setLevel(max(logging.WARNING, logging.getLogger().level))
