@@ -100,10 +100,18 @@ async def test_the_header_search_shows_clusters_organizations_and_namespaces_as_
     assert page.errors() == []
 
 
+# A browser without AbortSignal.any and AbortSignal.timeout (before 2023) gets connect.js's own signals.
+WITHOUT_NEWER_SIGNALS = "delete AbortSignal.any; delete AbortSignal.timeout;"
+
+
+@pytest.mark.parametrize("signals", ["native", "without AbortSignal.any"])
 async def test_a_newer_search_cancels_the_older_ones_requests_and_only_its_answer_is_shown(
-    page: Page, web_world: WebWorld
+    page: Page, web_world: WebWorld, signals: str
 ) -> None:
+    if signals != "native":
+        await page.send("Page.addScriptToEvaluateOnNewDocument", {"source": WITHOUT_NEWER_SIGNALS})
     await open_dcim(page, web_world)
+    assert await page.evaluate("typeof AbortSignal.any") == ("function" if signals == "native" else "undefined")
     await page.wait_for(dcim_ready("summary"))
     # Every query the panel ever shows results for, in order.
     await page.evaluate(

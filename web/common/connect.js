@@ -36,6 +36,39 @@ export class RpcError extends Error {
   }
 }
 
+// One signal that aborts when any of `signals` does (null entries are skipped; null when none is left).
+// AbortSignal.any arrived in browsers in 2023 and AbortSignal.timeout in 2022; where a browser lacks them,
+// a controller of our own does the same, with the same abort reasons, so callUnary tells a timeout from
+// a cancellation either way.
+export function anySignal(signals) {
+  const given = signals.filter(Boolean);
+  if (given.length <= 1) {
+    return given[0] ?? null;
+  }
+  if (typeof AbortSignal.any === "function") {
+    return AbortSignal.any(given);
+  }
+  const controller = new AbortController();
+  for (const signal of given) {
+    if (signal.aborted) {
+      controller.abort(signal.reason);
+      break;
+    }
+    signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+  }
+  return controller.signal;
+}
+
+// A signal that aborts with a TimeoutError after `ms` milliseconds.
+export function timeoutSignal(ms) {
+  if (typeof AbortSignal.timeout === "function") {
+    return AbortSignal.timeout(ms);
+  }
+  const controller = new AbortController();
+  setTimeout(() => controller.abort(new DOMException("the call timed out", "TimeoutError")), ms);
+  return controller.signal;
+}
+
 // Joins a configured base URL and a procedure path without doubling or losing the slash.
 export function procedureUrl(baseUrl, procedure) {
   return `${baseUrl.replace(/\/+$/, "")}/${procedure.replace(/^\/+/, "")}`;
@@ -50,11 +83,10 @@ export async function callUnary(baseUrl, procedure, message, options = {}) {
   const { get = false, token = "", credentials = "omit", timeoutMs = DEFAULT_TIMEOUT_MS, signal = null } = options;
   const body = JSON.stringify(message ?? {});
   const url = new URL(procedureUrl(baseUrl, procedure), document.baseURI);
-  const timeout = AbortSignal.timeout(timeoutMs);
   const init = {
     credentials,
     cache: "default",
-    signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
+    signal: anySignal([timeoutSignal(timeoutMs), signal]),
     headers: {},
   };
   if (get) {

@@ -8,7 +8,7 @@
 // (`beginView`), so a slow answer for a page nobody looks at any more costs nothing further.
 
 import { configuredUrl } from "/common/config.js";
-import { RpcError, callUnary } from "/common/connect.js";
+import { RpcError, anySignal, callUnary } from "/common/connect.js";
 import { storedToken } from "./auth.js";
 
 const SERVICE = "fundament.fleet.v1.FleetService";
@@ -39,11 +39,10 @@ export async function fleet(method, message = {}, { signal = null, detached = fa
       reachable: false,
     });
   }
-  const signals = [detached ? null : viewController.signal, signal].filter(Boolean);
   const answer = await callUnary(baseUrl, `${SERVICE}/${method}`, message, {
     token: storedToken(),
     credentials: "include",
-    signal: signals.length > 1 ? AbortSignal.any(signals) : (signals[0] ?? null),
+    signal: anySignal([detached ? null : viewController.signal, signal]),
   });
   if (method === "GetFleetSummary" && answer.read) {
     learnServerTime(answer.read);
