@@ -26,8 +26,10 @@ from collector.inventory.sources import SOURCES, Discovered
 from collector.kube.errors import Forbidden
 from collector.mock import MockReader, mock_pod_count
 from collector.settings import InventorySettings, Shard
+from common.database import CheckUnlessRecent, make_pool
 from common.naming import worker_name
-from tests.fixtures.collector import T0, World, make_world
+from common.settings import DatabaseSettings
+from tests.fixtures.collector import T0, WORKER_ROLE, World, make_world
 from tests.fixtures.postgres import TestDatabase
 
 
@@ -336,3 +338,56 @@ async def test_database_rows_are_never_deleted_by_the_worker(database: TestDatab
         pytest.raises(psycopg.errors.InsufficientPrivilege),
     ):
         conn.execute("DELETE FROM tenant.cluster_snapshots")
+
+
+async def test_a_connection_that_died_in_the_pool_costs_a_retry_not_a_cluster(
+    database: TestDatabase, world: World
+) -> None:
+    # As the worker's own pool: a connection back within the window is lent unchecked, so connections
+    # whose backends ended after the last round are found by the stores, which then go out again.
+    pool = make_pool(
+        DatabaseSettings(url=database.dsn(WORKER_ROLE), pool_min=3, pool_max=3),
+        application_name="test-dead-in-pool",
+        checks=CheckUnlessRecent(window_seconds=60.0),
+    )
+    await pool.open(wait=True)
+    try:
+        reader = ScriptedReader(MockReader(pool, sources=SOURCES))
+        clusters = [ClusterRow(c.id, c.name, world.organization_id, world.organization_name) for c in world.clusters]
+        for cluster in clusters:  # read now: after the backends end, only the stores touch the pool
+            reader.replace[cluster.id] = await reader.inner.read(cluster)
+        clock = Clock()
+        loop = loop_over(pool, reader, clock)
+        assert (await loop.run_once(clusters)).failed == 0
+        with database.admin() as admin:
+            ended = admin.execute(
+                "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_catalog.pg_stat_activity"
+                " WHERE application_name = 'test-dead-in-pool'"
+            ).fetchone()
+        assert ended == (3,)
+        retried = REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0
+        clock.now = T0 + timedelta(minutes=15)
+        summary = await loop.run_once(clusters)
+        assert [r.error for r in summary.results if not r.ok] == []
+        assert (REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0) > retried
+        for row in clusters:
+            assert snapshot(database, row.id)["observed"] == clock.now
+    finally:
+        await pool.close()
+
+
+async def test_a_store_that_fails_for_another_reason_is_not_sent_again(
+    database: TestDatabase, worker_pool: AsyncConnectionPool[Any], world: World
+) -> None:
+    # A working connection and a refused write: no retry, the cluster fails with its database error.
+    clock = Clock()
+    reader = ScriptedReader(MockReader(worker_pool, sources=SOURCES))
+    loop = loop_over(worker_pool, reader, clock)
+    target = world.clusters[0]
+    good = await reader.inner.read(ClusterRow(target.id, target.name, world.organization_id, world.organization_name))
+    bad_node = Discovered("kubernetes.node", "", "n" * 300, "p", True)
+    reader.replace[target.id] = replace(good, ledger={**good.ledger, "kubernetes.node": (bad_node,)})
+    retried = REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0
+    summary = await loop.run_once()
+    assert [r.reason for r in summary.results if not r.ok] == ["database"]
+    assert (REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0) == retried

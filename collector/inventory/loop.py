@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from collector.inventory import history_store, metrics, store
@@ -183,10 +184,7 @@ class InventoryLoop:
                 reading = await self._reader.read(cluster)
                 phase = "storing"
                 observed = self._clock()
-                # Kubernetes was read first: the transaction covers the writes only, never an API call.
-                # In a pipeline, BEGIN goes out with the first query instead of a round trip of its own.
-                async with self._pool.connection() as conn, conn.pipeline(), conn.transaction():
-                    ledger = await store.store_reading(conn, cluster.id, reading, observed=observed)
+                ledger = await self._store(cluster, reading, observed)
         except TimeoutError:
             # A Prometheus source's timeout names the Prometheus, as its other failures do.
             where = " the shoot's Prometheus" if phase == "reading" and self._settings.source == "prometheus" else ""
@@ -223,6 +221,36 @@ class InventoryLoop:
             extra={**context, "nodes": reading.nodes, "pods": reading.pods, "duration_seconds": round(duration, 3)},
         )
         return ClusterResult(cluster, duration, reading=reading, ledger=ledger)
+
+    async def _store(self, cluster: ClusterRow, reading: Reading, observed: datetime) -> LedgerCounts:
+        """Write a reading in one transaction; once more if its connection turned out to be dead.
+
+        The worker's pool lends a connection that came back within a second without checking it
+        (common/database.py, `CheckUnlessRecent`), so one whose backend ended meanwhile (a restart, a
+        failover, an administrator) is found by this transaction, which then committed nothing. The
+        pool's idle connections likely died with it: they are all checked, and the write goes out once
+        more. Should the connection have died after the server committed, the second write finds
+        the same rows and changes nothing (every write is an upsert or an insert of what is missing).
+        """
+        for attempt in (1, 2):
+            used: psycopg.AsyncConnection[Any] | None = None
+            try:
+                # Kubernetes was read first: the transaction covers the writes only, never an API call.
+                # In a pipeline, BEGIN goes out with the first query instead of a round trip of its own.
+                async with self._pool.connection() as conn:
+                    used = conn
+                    async with conn.pipeline(), conn.transaction():
+                        return await store.store_reading(conn, cluster.id, reading, observed=observed)
+            except psycopg.OperationalError:
+                if attempt == 2 or used is None or not used.broken:
+                    raise
+            metrics.STORES_RETRIED.inc()
+            logger.info(
+                "a pooled connection was dead; checking the pool and storing again",
+                extra={"cluster_id": str(cluster.id), "cluster": str(cluster)},
+            )
+            await self._pool.check()
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     async def _failed(
         self, cluster: ClusterRow, started: float, reason: str, error: str, context: dict[str, str]

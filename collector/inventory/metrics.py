@@ -34,6 +34,10 @@ ROUND_CLUSTERS = Gauge("fleet_inventory_round_clusters", "Clusters queued in the
 LAST_ROUND = Gauge("fleet_inventory_last_round_timestamp_seconds", "Unix time the last round was queued.")
 # The alert "the inventory loop is late" divides the last round's age by this, so it holds for any interval.
 INTERVAL = Gauge("fleet_inventory_interval_seconds", "INVENTORY_INTERVAL the loop runs with (start to start).")
+STORES_RETRIED = Counter(
+    "fleet_inventory_stores_retried",
+    "Cluster stores sent again because their pooled connection turned out to be dead.",
+)
 LEDGER_CHANGES = Counter(
     "fleet_inventory_ledger_changes",
     "Ledger rows recorded, by resource type and change (created or destroyed).",
