@@ -27,7 +27,6 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from collector.inventory import history_store, metrics, store
@@ -233,7 +232,7 @@ class InventoryLoop:
         the same rows and changes nothing (every write is an upsert or an insert of what is missing).
         """
         for attempt in (1, 2):
-            used: psycopg.AsyncConnection[Any] | None = None
+            used: store.Conn | None = None
             try:
                 # Kubernetes was read first: the transaction covers the writes only, never an API call.
                 # In a pipeline, BEGIN goes out with the first query instead of a round trip of its own.
@@ -241,8 +240,8 @@ class InventoryLoop:
                     used = conn
                     async with conn.pipeline(), conn.transaction():
                         return await store.store_reading(conn, cluster.id, reading, observed=observed)
-            except psycopg.OperationalError:
-                if attempt == 2 or used is None or not used.broken:
+            except store.DATABASE_ERRORS as e:
+                if attempt == 2 or used is None or not store.connection_lost(used, e):
                     raise
             metrics.STORES_RETRIED.inc()
             logger.info(

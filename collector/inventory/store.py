@@ -38,6 +38,12 @@ DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.Error, OSError)
 Conn = psycopg.AsyncConnection[Any]
 
 
+def connection_lost(conn: Conn, error: Exception) -> bool:
+    """Whether `error` came from `conn` itself having died (its backend ended, the network broke),
+    rather than from the database refusing a statement."""
+    return isinstance(error, psycopg.OperationalError) and conn.broken
+
+
 @dataclass(frozen=True, slots=True)
 class FoundCluster:
     """A cluster `collect --cluster` matched, with whether it may be collected."""
