@@ -65,8 +65,8 @@ tools:
 	scripts/install-browser
 	scripts/install-prometheus
 
-## bench: the benchmark table of bench/ (not part of make test)
-bench: install
+## bench: the benchmark table of bench/ (not part of make test); tools: dcim_pages needs Chromium
+bench: install tools
 	$(BIN)/python -m bench
 
 clean:
