@@ -203,10 +203,11 @@ async def measure(
     latency: float,
     figures: dict[str, float],
 ) -> bool:
+    checks = worker_checks()
     pool = make_pool(
         DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
         application_name="bench-fanout",
-        checks=worker_checks(),  # as the worker's own pool
+        checks=checks,  # as the worker's own pool
     )
     await pool.open(wait=True)
     gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
@@ -223,7 +224,7 @@ async def measure(
             ledger_max_per_type=DEFAULT_LEDGER_MAX_PER_TYPE,
         )
         settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
-        loop = InventoryLoop(pool=pool, reader=reader, settings=settings)
+        loop = InventoryLoop(pool=pool, reader=reader, settings=settings, checks=checks)
         async with pool.connection() as conn:
             ready = await store.ready_clusters(conn)
         refs = shoot_refs(await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL), CLUSTER_ID_LABEL)

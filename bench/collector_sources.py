@@ -149,10 +149,11 @@ async def measure(
     latency: float,
     figures: dict[str, float],
 ) -> bool:
+    checks = worker_checks()
     pool = make_pool(
         DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
         application_name="bench-sources",
-        checks=worker_checks(),  # as the worker's own pool
+        checks=checks,  # as the worker's own pool
     )
     await pool.open(wait=True)
     gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
@@ -183,7 +184,7 @@ async def measure(
         clusters = [c for c in ready if c.id in refs][:shoots]
         print(f"{len(clusters)} clusters with a shoot; {workers} workers, {latency * 1000:g} ms per call")
         for source in SOURCE_NAMES:
-            loop = InventoryLoop(pool=pool, reader=readers[source], settings=settings)
+            loop = InventoryLoop(pool=pool, reader=readers[source], settings=settings, checks=checks)
             for phase in ("cold", "warm"):
                 ratios.append(
                     await one_round(

@@ -44,11 +44,13 @@ class Worker:
     pool: AsyncConnectionPool[Any]
     gardener: Gardener
     clock: Clock = utc_now
+    checks: CheckUnlessRecent | None = None
+    """The pool's connection check (`worker_checks()`), which the inventory loop consults after a failed store."""
 
 
 # A worker's connection that came back within this many seconds is lent again unchecked: the
-# collector checks out one or two per cluster, many a second, and a connection that died meanwhile
-# fails just that cluster's collection (retried next round). The APIs check every checkout.
+# collector checks out one or two per cluster, many a second. A store that finds such a connection
+# dead goes out once more on a checked one (inventory/loop.py). The APIs check every checkout.
 WORKER_CHECK_BYPASS_SECONDS = 1.0
 
 
@@ -64,8 +66,9 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
     Raises DatabaseUnavailable when the database cannot be reached, SchemaTooOld when its schema is too old, and
     collector.kube.errors.KubeError when the garden kubeconfig cannot be loaded.
     """
+    checks = worker_checks()
     pool: AsyncConnectionPool[Any] = make_pool(
-        settings.database, application_name=f"cluster-worker-{settings.mode}", checks=worker_checks()
+        settings.database, application_name=f"cluster-worker-{settings.mode}", checks=checks
     )
     try:
         await pool.open(wait=True, timeout=settings.database.connect_timeout_seconds)
@@ -84,7 +87,7 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
         else:
             gardener = MockGardener(pool)
         try:
-            yield Worker(settings, pool, gardener, clock)
+            yield Worker(settings, pool, gardener, clock, checks)
         finally:
             await gardener.close()
     finally:
@@ -136,7 +139,11 @@ def build_reader(worker: Worker) -> ClusterReader:
 def build_inventory(worker: Worker) -> InventoryLoop:
     """WORKER_MODE=inventory: snapshots of every ready cluster and the ledger."""
     return InventoryLoop(
-        pool=worker.pool, reader=build_reader(worker), settings=worker.settings.inventory, clock=worker.clock
+        pool=worker.pool,
+        reader=build_reader(worker),
+        settings=worker.settings.inventory,
+        clock=worker.clock,
+        checks=worker.checks,
     )
 
 

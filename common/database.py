@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, LiteralString
-from weakref import WeakKeyDictionary
+from weakref import WeakKeyDictionary, WeakSet
 
 import psycopg
 from psycopg.rows import tuple_row
@@ -64,12 +64,15 @@ class CheckUnlessRecent:
 
     A connection that came back a moment ago had just answered, and the check is a round trip per
     checkout; HikariCP calls the same idea its alive-bypass window. The price: a connection that died
-    within the window fails the query that finds it (and is then replaced).
+    within the window is found by the query that uses it. `lent_unchecked` tells the caller whether
+    that is what happened, and `distrust` has every connection checked at its next checkout, so the
+    caller may try once more on a connection that is known to work.
     """
 
     def __init__(self, window_seconds: float) -> None:
         self._window_seconds = window_seconds
         self._returned: WeakKeyDictionary[psycopg.AsyncConnection[Any], float] = WeakKeyDictionary()
+        self._unchecked: WeakSet[psycopg.AsyncConnection[Any]] = WeakSet()
         self.checks = 0
         """How many connections were really checked (for tests)."""
 
@@ -79,9 +82,19 @@ class CheckUnlessRecent:
     async def check(self, conn: psycopg.AsyncConnection[Any]) -> None:
         returned = self._returned.pop(conn, None)
         if returned is not None and time.monotonic() - returned < self._window_seconds:
+            self._unchecked.add(conn)
             return
+        self._unchecked.discard(conn)
         self.checks += 1
         await AsyncConnectionPool.check_connection(conn)
+
+    def lent_unchecked(self, conn: psycopg.AsyncConnection[Any]) -> bool:
+        """Whether the pool's last checkout of `conn` skipped its check."""
+        return conn in self._unchecked
+
+    def distrust(self) -> None:
+        """Check every connection at its next checkout, however recently it came back."""
+        self._returned.clear()
 
 
 def make_pool(

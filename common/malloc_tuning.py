@@ -17,7 +17,10 @@ nothing leaks but glibc's defaults keep freed memory instead of returning it:
   6 to 7 MB between 50,000 and 200,000 reset streams (1.09x to 1.13x in four runs). A fixed
   threshold turns that adjustment off; at 64 KiB the RSS after 400,000 streams is 1.03x that after
   50,000. A block of 64 KiB or more (a large page of answers) then costs one mapping, a few
-  microseconds against the milliseconds of the query that filled it.
+  microseconds against the milliseconds of the query that filled it. Fixing the threshold also stops
+  glibc moving its trim threshold (how much free memory the top of the heap may keep before it is
+  returned), at whatever it had reached by then; it is set to twice the mmap threshold, the relation
+  glibc itself keeps between the two.
 
 glibc reads both variables itself when the process starts; setting them again from Python makes the
 bounds hold where the environment does not set them (a plain `platform-admin-api` on a laptop). On a
@@ -35,9 +38,12 @@ from common.settings import SettingsError, env_int
 
 DEFAULT_MALLOC_ARENAS = 2
 DEFAULT_MMAP_THRESHOLD_BYTES = 64 << 10
+MIN_MMAP_THRESHOLD_BYTES = 4 << 10
+"""A page: below it every small allocation would be a mapping of its own."""
 MAX_MMAP_THRESHOLD_BYTES = 32 << 20
 """glibc's own ceiling for the threshold on 64-bit systems (half its heap size); mallopt refuses more."""
 # mallopt's parameter numbers (glibc's malloc.h).
+M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 
@@ -51,8 +57,8 @@ class MallocSettings:
 
 
 def malloc_settings_from_env(env: Mapping[str, str]) -> MallocSettings:
-    """`MALLOC_ARENA_MAX` (at least 1) and `MALLOC_MMAP_THRESHOLD_` (0 to 32 MiB). Raises SettingsError."""
-    threshold = env_int(env, "MALLOC_MMAP_THRESHOLD_", DEFAULT_MMAP_THRESHOLD_BYTES, minimum=0)
+    """`MALLOC_ARENA_MAX` (at least 1) and `MALLOC_MMAP_THRESHOLD_` (4 KiB to 32 MiB). Raises SettingsError."""
+    threshold = env_int(env, "MALLOC_MMAP_THRESHOLD_", DEFAULT_MMAP_THRESHOLD_BYTES, minimum=MIN_MMAP_THRESHOLD_BYTES)
     if threshold > MAX_MMAP_THRESHOLD_BYTES:
         raise SettingsError(
             f"MALLOC_MMAP_THRESHOLD_={env['MALLOC_MMAP_THRESHOLD_']!r}: "
@@ -67,8 +73,11 @@ def tune_malloc(settings: MallocSettings) -> bool:
     """Apply `settings` to glibc's allocator from now on; False where the C library is not glibc."""
     if settings.arenas < 1:
         raise ValueError(f"at least one malloc arena, not {settings.arenas}")
-    if not 0 <= settings.mmap_threshold_bytes <= MAX_MMAP_THRESHOLD_BYTES:
-        raise ValueError(f"an mmap threshold from 0 to {MAX_MMAP_THRESHOLD_BYTES}, not {settings.mmap_threshold_bytes}")
+    threshold = settings.mmap_threshold_bytes
+    if not MIN_MMAP_THRESHOLD_BYTES <= threshold <= MAX_MMAP_THRESHOLD_BYTES:
+        raise ValueError(
+            f"an mmap threshold from {MIN_MMAP_THRESHOLD_BYTES} to {MAX_MMAP_THRESHOLD_BYTES}, not {threshold}"
+        )
     name = ctypes.util.find_library("c")
     if name is None:
         return False
@@ -77,6 +86,9 @@ def tune_malloc(settings: MallocSettings) -> bool:
         return False
     libc.mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     libc.mallopt.restype = ctypes.c_int
-    arenas = libc.mallopt(M_ARENA_MAX, settings.arenas) == 1
-    threshold = libc.mallopt(M_MMAP_THRESHOLD, settings.mmap_threshold_bytes) == 1
-    return bool(arenas and threshold)
+    applied = [
+        libc.mallopt(M_ARENA_MAX, settings.arenas),
+        libc.mallopt(M_MMAP_THRESHOLD, threshold),
+        libc.mallopt(M_TRIM_THRESHOLD, 2 * threshold),
+    ]
+    return applied == [1, 1, 1]

@@ -345,10 +345,11 @@ async def test_a_connection_that_died_in_the_pool_costs_a_retry_not_a_cluster(
 ) -> None:
     # As the worker's own pool: a connection back within the window is lent unchecked, so connections
     # whose backends ended after the last round are found by the stores, which then go out again.
+    checks = CheckUnlessRecent(window_seconds=60.0)
     pool = make_pool(
         DatabaseSettings(url=database.dsn(WORKER_ROLE), pool_min=3, pool_max=3),
         application_name="test-dead-in-pool",
-        checks=CheckUnlessRecent(window_seconds=60.0),
+        checks=checks,
     )
     await pool.open(wait=True)
     try:
@@ -357,7 +358,7 @@ async def test_a_connection_that_died_in_the_pool_costs_a_retry_not_a_cluster(
         for cluster in clusters:  # read now: after the backends end, only the stores touch the pool
             reader.replace[cluster.id] = await reader.inner.read(cluster)
         clock = Clock()
-        loop = loop_over(pool, reader, clock)
+        loop = InventoryLoop(pool=pool, reader=reader, settings=settings(), clock=clock, checks=checks)
         assert (await loop.run_once(clusters)).failed == 0
         with database.admin() as admin:
             ended = admin.execute(
@@ -365,13 +366,50 @@ async def test_a_connection_that_died_in_the_pool_costs_a_retry_not_a_cluster(
                 " WHERE application_name = 'test-dead-in-pool'"
             ).fetchone()
         assert ended == (3,)
-        retried = REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0
+        retried = retries()
         clock.now = T0 + timedelta(minutes=15)
         summary = await loop.run_once(clusters)
         assert [r.error for r in summary.results if not r.ok] == []
-        assert (REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0) > retried
+        assert retries() > retried
         for row in clusters:
             assert snapshot(database, row.id)["observed"] == clock.now
+    finally:
+        await pool.close()
+
+
+def retries() -> float:
+    return REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0
+
+
+async def test_without_the_pools_check_a_dead_connection_fails_its_cluster_once(
+    database: TestDatabase, world: World
+) -> None:
+    # A loop that is not told of the pool's check does not retry: the dead connections fail their
+    # clusters' stores, and the next round, on new connections, collects them.
+    pool = make_pool(
+        DatabaseSettings(url=database.dsn(WORKER_ROLE), pool_min=1, pool_max=1),
+        application_name="test-dead-no-retry",
+        checks=CheckUnlessRecent(window_seconds=60.0),
+    )
+    await pool.open(wait=True)
+    try:
+        reader = ScriptedReader(MockReader(pool, sources=SOURCES))
+        target = world.clusters[0]
+        row = ClusterRow(target.id, target.name, world.organization_id, world.organization_name)
+        reader.replace[target.id] = await reader.inner.read(row)
+        clock = Clock()
+        loop = InventoryLoop(pool=pool, reader=reader, settings=settings(), clock=clock)
+        assert (await loop.run_once([row])).failed == 0
+        with database.admin() as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_catalog.pg_stat_activity"
+                " WHERE application_name = 'test-dead-no-retry'"
+            )
+        retried = retries()
+        summary = await loop.run_once([row])
+        assert [r.reason for r in summary.results] == ["database"]
+        assert retries() == retried
+        assert (await loop.run_once([row])).failed == 0
     finally:
         await pool.close()
 
@@ -379,15 +417,36 @@ async def test_a_connection_that_died_in_the_pool_costs_a_retry_not_a_cluster(
 async def test_a_store_that_fails_for_another_reason_is_not_sent_again(
     database: TestDatabase, worker_pool: AsyncConnectionPool[Any], world: World
 ) -> None:
-    # A working connection and a refused write: no retry, the cluster fails with its database error.
-    clock = Clock()
-    reader = ScriptedReader(MockReader(worker_pool, sources=SOURCES))
-    loop = loop_over(worker_pool, reader, clock)
-    target = world.clusters[0]
-    good = await reader.inner.read(ClusterRow(target.id, target.name, world.organization_id, world.organization_name))
-    bad_node = Discovered("kubernetes.node", "", "n" * 300, "p", True)
-    reader.replace[target.id] = replace(good, ledger={**good.ledger, "kubernetes.node": (bad_node,)})
-    retried = REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0
-    summary = await loop.run_once()
-    assert [r.reason for r in summary.results if not r.ok] == ["database"]
-    assert (REGISTRY.get_sample_value("fleet_inventory_stores_retried_total") or 0.0) == retried
+    # A working connection lent unchecked, and writes the database refuses: a CHECK constraint, and
+    # a statement timeout (an OperationalError on a connection that is still alive). Neither is sent again.
+    checks = CheckUnlessRecent(window_seconds=60.0)
+    pool = make_pool(
+        DatabaseSettings(url=database.dsn(WORKER_ROLE), pool_min=1, pool_max=1, statement_timeout_ms=300),
+        application_name="test-refused-store",
+        checks=checks,
+    )
+    await pool.open(wait=True)
+    try:
+        reader = ScriptedReader(MockReader(worker_pool, sources=SOURCES))
+        target = world.clusters[0]
+        row = ClusterRow(target.id, target.name, world.organization_id, world.organization_name)
+        good = await reader.inner.read(row)
+        bad_node = Discovered("kubernetes.node", "", "n" * 300, "p", True)
+        reader.replace[target.id] = replace(good, ledger={**good.ledger, "kubernetes.node": (bad_node,)})
+        loop = InventoryLoop(pool=pool, reader=reader, settings=settings(), clock=Clock(), checks=checks)
+        retried = retries()
+        refused = await loop.run_once([row])
+        assert [r.reason for r in refused.results] == ["database"]
+        assert "CheckViolation" in str(refused.results[0].error)
+
+        reader.replace[target.id] = good
+        with database.admin() as admin:
+            admin.autocommit = False
+            admin.execute("LOCK TABLE tenant.cluster_snapshots IN ACCESS EXCLUSIVE MODE")
+            slow = await loop.run_once([row])  # the store waits on the lock past its statement timeout
+            admin.rollback()
+        assert [r.reason for r in slow.results] == ["database"]
+        assert "QueryCanceled" in str(slow.results[0].error)
+        assert retries() == retried
+    finally:
+        await pool.close()

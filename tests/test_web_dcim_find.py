@@ -104,7 +104,7 @@ async def test_the_header_search_shows_clusters_organizations_and_namespaces_as_
 WITHOUT_NEWER_SIGNALS = "delete AbortSignal.any; delete AbortSignal.timeout;"
 
 
-@pytest.mark.parametrize("signals", ["native", "without AbortSignal.any"])
+@pytest.mark.parametrize("signals", ["native", "without AbortSignal.any and AbortSignal.timeout"])
 async def test_a_newer_search_cancels_the_older_ones_requests_and_only_its_answer_is_shown(
     page: Page, web_world: WebWorld, signals: str
 ) -> None:
@@ -127,7 +127,7 @@ async def test_a_newer_search_cancels_the_older_ones_requests_and_only_its_answe
     await page.type_into("#search", "me")
     await page.wait_for(settled(PANEL, "acme"))
     await page.slow_network(0)
-    await page.screenshot("dcim-search-cancelled")
+    await page.screenshot("dcim-search-cancelled" if signals == "native" else "dcim-search-cancelled-own-signals")
     assert await page.evaluate("window.__shown") == ["acme"]
     aborted = [
         r
@@ -138,6 +138,37 @@ async def test_a_newer_search_cancels_the_older_ones_requests_and_only_its_answe
     assert await page.evaluate(
         "Array.from(document.querySelectorAll('#search-clusters [data-cluster-id]')).length"
     ) == len(await clusters(web_world, query="acme", page_size=5))
+
+
+# One call of connect.js with a 300 ms deadline while every request takes 1.5 s, and one cancelled by
+# its caller at once: what each rejects with, as {code, message}.
+TIMEOUT_AND_CANCEL = """(async () => {
+    const { callUnary } = await import("/common/connect.js");
+    const outcome = (call) => call.then(() => ({ code: "ok" }), (e) => ({ code: e.code, message: e.message }));
+    const procedure = "fundament.fleet.v1.FleetService/GetFleetSummary";
+    const late = outcome(callUnary(%(base)s, procedure, {}, { timeoutMs: 300 }));
+    const controller = new AbortController();
+    const cancelled = outcome(callUnary(%(base)s, procedure, {}, { signal: controller.signal }));
+    controller.abort();
+    return { late: await late, cancelled: await cancelled };
+})()"""
+
+
+@pytest.mark.parametrize("signals", ["native", "without AbortSignal.any and AbortSignal.timeout"])
+async def test_a_call_past_its_deadline_and_a_cancelled_one_are_told_apart(
+    page: Page, web_world: WebWorld, signals: str
+) -> None:
+    if signals != "native":
+        await page.send("Page.addScriptToEvaluateOnNewDocument", {"source": WITHOUT_NEWER_SIGNALS})
+    await open_dcim(page, web_world)
+    await page.wait_for(dcim_ready("summary"))
+    await page.slow_network(1500)
+    outcomes = await page.evaluate(TIMEOUT_AND_CANCEL % {"base": json.dumps(web_world.admin_api)})
+    await page.slow_network(0)
+    assert outcomes == {
+        "late": {"code": "unavailable", "message": "the API did not answer in time"},
+        "cancelled": {"code": "canceled", "message": "the call was cancelled"},
+    }
 
 
 # --- the cluster list: search, sort, address ---------------------------------------------------------

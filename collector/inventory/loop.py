@@ -36,6 +36,7 @@ from collector.inventory.sources import NOT_VISIBLE, OVER_CAP, Unlisted
 from collector.kube.errors import KubeError, truncate
 from collector.settings import LIVENESS_INTERVALS, InventorySettings, Shard
 from common.clock import Clock, utc_now
+from common.database import CheckUnlessRecent
 from common.health import Liveness
 
 logger = logging.getLogger(__name__)
@@ -101,8 +102,12 @@ class InventoryLoop:
         reader: ClusterReader,
         settings: InventorySettings,
         clock: Clock = utc_now,
+        checks: CheckUnlessRecent | None = None,
     ) -> None:
+        """`checks`: the pool's own connection check, when it lends recent connections unchecked
+        (a store that finds one dead then goes out once more)."""
         self._pool = pool
+        self._checks = checks
         self._reader = reader
         self._settings = settings
         self._clock = clock
@@ -222,33 +227,41 @@ class InventoryLoop:
         return ClusterResult(cluster, duration, reading=reading, ledger=ledger)
 
     async def _store(self, cluster: ClusterRow, reading: Reading, observed: datetime) -> LedgerCounts:
-        """Write a reading in one transaction; once more if its connection turned out to be dead.
+        """Write a reading in one transaction; once more if the pool lent a dead connection unchecked.
 
         The worker's pool lends a connection that came back within a second without checking it
-        (common/database.py, `CheckUnlessRecent`), so one whose backend ended meanwhile (a restart, a
-        failover, an administrator) is found by this transaction, which then committed nothing. The
-        pool's idle connections likely died with it: they are all checked, and the write goes out once
-        more. Should the connection have died after the server committed, the second write finds
-        the same rows and changes nothing (every write is an upsert or an insert of what is missing).
+        (common/database.py, `CheckUnlessRecent`). If its backend ended meanwhile (a restart, a
+        failover), this store finds it: every connection is then checked at its next checkout, and
+        the store goes out once more within the same INVENTORY_TIMEOUT. Any other failure, a checked
+        connection that broke included, is the cluster's. Should the connection have died after the
+        server committed, the second write finds its rows in place and changes nothing (every write
+        is an upsert or inserts what is missing); only the ledger's change counters miss that write.
         """
+        checks = self._checks
         for attempt in (1, 2):
             used: store.Conn | None = None
             try:
-                # Kubernetes was read first: the transaction covers the writes only, never an API call.
-                # In a pipeline, BEGIN goes out with the first query instead of a round trip of its own.
                 async with self._pool.connection() as conn:
                     used = conn
+                    # Kubernetes was read first: the transaction covers the writes only, never an API
+                    # call. In a pipeline, BEGIN goes out with the first query, not in a round trip of its own.
                     async with conn.pipeline(), conn.transaction():
                         return await store.store_reading(conn, cluster.id, reading, observed=observed)
             except store.DATABASE_ERRORS as e:
-                if attempt == 2 or used is None or not store.connection_lost(used, e):
+                if (
+                    attempt == 2
+                    or checks is None
+                    or used is None
+                    or not checks.lent_unchecked(used)
+                    or not store.connection_lost(used, e)
+                ):
                     raise
             metrics.STORES_RETRIED.inc()
             logger.info(
-                "a pooled connection was dead; checking the pool and storing again",
+                "a connection lent unchecked was dead; storing once more on a checked one",
                 extra={"cluster_id": str(cluster.id), "cluster": str(cluster)},
             )
-            await self._pool.check()
+            checks.distrust()
         raise AssertionError("unreachable: the second attempt returns or raises")
 
     async def _failed(

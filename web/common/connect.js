@@ -49,12 +49,22 @@ export function anySignal(signals) {
     return AbortSignal.any(given);
   }
   const controller = new AbortController();
+  const listeners = [];
+  const abortWith = (signal) => {
+    // The first abort wins; the listeners go with it, so a long-lived signal (the view's) keeps none.
+    for (const [source, listener] of listeners) {
+      source.removeEventListener("abort", listener);
+    }
+    controller.abort(signal.reason);
+  };
   for (const signal of given) {
     if (signal.aborted) {
-      controller.abort(signal.reason);
+      abortWith(signal);
       break;
     }
-    signal.addEventListener("abort", () => controller.abort(signal.reason), { once: true });
+    const listener = () => abortWith(signal);
+    listeners.push([signal, listener]);
+    signal.addEventListener("abort", listener);
   }
   return controller.signal;
 }
@@ -83,10 +93,11 @@ export async function callUnary(baseUrl, procedure, message, options = {}) {
   const { get = false, token = "", credentials = "omit", timeoutMs = DEFAULT_TIMEOUT_MS, signal = null } = options;
   const body = JSON.stringify(message ?? {});
   const url = new URL(procedureUrl(baseUrl, procedure), document.baseURI);
+  const timeout = timeoutSignal(timeoutMs);
   const init = {
     credentials,
     cache: "default",
-    signal: anySignal([timeoutSignal(timeoutMs), signal]),
+    signal: anySignal([timeout, signal]),
     headers: {},
   };
   if (get) {
@@ -113,7 +124,8 @@ export async function callUnary(baseUrl, procedure, message, options = {}) {
       throw new RpcError("canceled", "the call was cancelled", { reachable: true });
     }
     // fetch rejects only when no HTTP answer was read: refused connection, CORS refusal, timeout.
-    const timedOut = error && error.name === "TimeoutError";
+    // Asked of the timeout's own signal: engines without abort reasons reject with a plain AbortError.
+    const timedOut = timeout.aborted || (error && error.name === "TimeoutError");
     const reason = timedOut ? "the API did not answer in time" : "the API cannot be reached";
     throw new RpcError("unavailable", reason, { reachable: false });
   }

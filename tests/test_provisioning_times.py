@@ -1,8 +1,9 @@
-"""The provisioning side's times are finite (migration 0017): 'infinity' is refused where it is written.
+"""The provisioning side's times lie within the years 1 to 9999 (migration 0017).
 
-Neither psycopg nor a protobuf Timestamp can carry an infinite time, so one written into a provisioning
-table would break every later staff read of its row; the constraint refuses the write instead, for
-every writer, and a database that already holds one is refused by the migration, unchanged.
+psycopg's datetime and a protobuf Timestamp hold only those years, while PostgreSQL takes 'infinity',
+'-infinity' and times from 4713 BC to 294276 AD: one of those in a provisioning table would break every
+later staff read of its row. The constraint refuses the write instead, for every writer, and a database
+that already holds one is refused by the migration, unchanged.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ COLUMNS = [
     ("cluster_sync_state", "first_completed"),
     ("cluster_sync_state", "shoot_status_changed"),
 ]
-# cluster_sync_state.ready_since is not written directly: its trigger derives it from shoot_status_changed.
+# cluster_sync_state.ready_since: an UPDATE cannot set it (its trigger derives it from
+# shoot_status_changed); an INSERT can, and is tested on its own below.
 # The key column of each table that is not `id`.
 KEY = {"cluster_sync_state": "cluster_id"}
 
@@ -48,9 +50,14 @@ def one_row(conn: psycopg.Connection[tuple[object, ...]], table: str) -> object:
     return row[0]
 
 
-@pytest.mark.parametrize("value", ["infinity", "-infinity"])
+# Too late, or before the year 1 (and so before any row's created).
+LATE = ["infinity", "10000-01-01 00:00:00+00"]
+EARLY = ["-infinity", "4713-01-01 00:00:00+00 BC", "0001-01-01 00:00:00+00 BC"]
+
+
+@pytest.mark.parametrize("value", LATE + EARLY)
 @pytest.mark.parametrize(("table", "column"), COLUMNS, ids=[f"{t}.{c}" for t, c in COLUMNS])
-def test_an_infinite_time_is_refused_and_the_row_kept(
+def test_a_time_out_of_range_is_refused_and_the_row_kept(
     seeded_database: TestDatabase, table: str, column: str, value: str
 ) -> None:
     key = KEY.get(table, "id")
@@ -65,21 +72,46 @@ def test_an_infinite_time_is_refused_and_the_row_kept(
                 ),
                 [value, row_id],
             )
-        conn.rollback()
-        # A deleted of -infinity is before created: the older `deleted >= created` refuses it first
+        # An early deleted is before created: the older `deleted >= created` refuses it first
         # (PostgreSQL tests a table's CHECKs in name order).
-        older = column == "deleted" and value == "-infinity"
-        assert refused.value.diag.constraint_name == f"{table}_ck_{'deleted' if older else 'finite_times'}"
+        older = column == "deleted" and value in EARLY
+        assert refused.value.diag.constraint_name == f"{table}_ck_{'deleted' if older else 'times_in_range'}"
         assert conn.execute(select, [row_id]).fetchone() == before
 
 
-def test_a_finite_time_far_off_is_still_taken(seeded_database: TestDatabase) -> None:
-    # Only infinity is refused: a time near the end of a protobuf Timestamp's range is a time.
+def test_the_ends_of_the_range_are_still_taken(seeded_database: TestDatabase) -> None:
     with seeded_database.admin() as conn:
         row_id = one_row(conn, "organizations")
-        conn.execute("UPDATE tenant.organizations SET deleted = '9999-12-31 23:59:59Z' WHERE id = %s", [row_id])
-        row = conn.execute("SELECT extract(year FROM deleted) FROM tenant.organizations WHERE id = %s", [row_id])
-        assert row.fetchone() == (9999,)
+        conn.execute(
+            "UPDATE tenant.organizations SET created = '0001-01-01 00:00:00Z', deleted = '9999-12-31 23:59:59.999999Z'"
+            " WHERE id = %s",
+            [row_id],
+        )
+        row = conn.execute(
+            "SELECT extract(year FROM created AT TIME ZONE 'UTC'), extract(year FROM deleted AT TIME ZONE 'UTC')"
+            " FROM tenant.organizations WHERE id = %s",
+            [row_id],
+        )
+        assert row.fetchone() == (1, 9999)
+
+
+@pytest.mark.parametrize("value", ["infinity", "10000-01-01 00:00:00+00"])
+def test_a_ready_since_inserted_out_of_range_is_refused(seeded_database: TestDatabase, value: str) -> None:
+    # The trigger keeps a ready_since the writer inserts for a ready cluster: the cluster's sync state
+    # is written anew (in one transaction, which the refusal rolls back).
+    with seeded_database.admin() as conn:
+        cluster_id = one_row(conn, "cluster_sync_state")
+        select = "SELECT * FROM tenant.cluster_sync_state WHERE cluster_id = %s"
+        before = conn.execute(select, [cluster_id]).fetchone()
+        with pytest.raises(errors.CheckViolation) as refused, conn.transaction():
+            conn.execute("DELETE FROM tenant.cluster_sync_state WHERE cluster_id = %s", [cluster_id])
+            conn.execute(
+                "INSERT INTO tenant.cluster_sync_state (cluster_id, sync_status, first_completed, shoot_status,"
+                " ready_since) VALUES (%s, 'completed', now(), 'ready', %s::timestamptz)",
+                [cluster_id, value],
+            )
+        assert refused.value.diag.constraint_name == "cluster_sync_state_ck_times_in_range"
+        assert conn.execute(select, [cluster_id]).fetchone() == before
 
 
 def test_the_migration_refuses_a_database_already_holding_one(empty_database: TestDatabase) -> None:
@@ -90,7 +122,7 @@ def test_the_migration_refuses_a_database_already_holding_one(empty_database: Te
         )
     with pytest.raises(errors.CheckViolation) as refused:
         migrate(empty_database.dsn())
-    assert refused.value.diag.constraint_name == "organizations_ck_finite_times"
+    assert refused.value.diag.constraint_name == "organizations_ck_times_in_range"
     with psycopg.connect(empty_database.dsn()) as conn:
         assert max(applied_versions(conn)) == 16
         row = conn.execute("SELECT count(*) FROM tenant.organizations WHERE created = '-infinity'").fetchone()
