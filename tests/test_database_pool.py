@@ -71,3 +71,20 @@ async def test_within_the_window_a_dead_connection_fails_its_caller_once(databas
             await _backend_pid(pool)
         # The broken connection is not put back: the next caller gets a working one.
         assert await _backend_pid(pool) != first
+
+
+async def test_the_check_says_which_connection_it_lent_unchecked_and_distrust_checks_the_next(
+    database: TestDatabase,
+) -> None:
+    checks = CheckUnlessRecent(window_seconds=60.0)
+    async with _pool(database, checks) as pool:
+        async with pool.connection() as conn:  # new: checked
+            assert not checks.lent_unchecked(conn)
+        async with pool.connection() as conn:  # back a moment ago: lent unchecked
+            assert checks.lent_unchecked(conn)
+            first = conn
+        checks.distrust()
+        async with pool.connection() as conn:  # the same connection, checked again
+            assert conn is first
+            assert not checks.lent_unchecked(conn)
+        assert checks.checks == 2
