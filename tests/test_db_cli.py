@@ -3,28 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 import psycopg
 import pytest
-from psycopg import sql
 
 from db.embedded import free_port, runtime_root
 from db.migrate import available
 from fleetctl.main import main
-from tests.fixtures.postgres import PROJECT, PgServer, TestDatabase, drop_database
-
-
-@pytest.fixture
-def blank(pg_server: PgServer) -> Iterator[TestDatabase]:
-    db = TestDatabase(pg_server, f"fleet_cli_{os.getpid()}")
-    with psycopg.connect(pg_server.dsn("postgres"), autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(db.name)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db.name)))
-    try:
-        yield db
-    finally:
-        drop_database(db)
+from tests.fixtures.postgres import PROJECT, TestDatabase
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -33,8 +19,8 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def test_roles_migrate_status_seed_in_order(blank: TestDatabase, capsys: pytest.CaptureFixture[str]) -> None:
-    dsn = blank.dsn()
+def test_roles_migrate_status_seed_in_order(empty_database: TestDatabase, capsys: pytest.CaptureFixture[str]) -> None:
+    dsn = empty_database.dsn()
     code, out, _ = run(capsys, "db", "status", "--dsn", dsn)
     assert code == 1
     assert "schema version 0" in out and available()[0].path.name in out
@@ -52,7 +38,7 @@ def test_roles_migrate_status_seed_in_order(blank: TestDatabase, capsys: pytest.
 
     code, out, _ = run(capsys, "db", "seed", "--size", "test", "--seed", "4", "--dsn", dsn)
     assert code == 0 and "9 organizations" in out
-    with blank.admin() as conn:
+    with empty_database.admin() as conn:
         assert conn.execute("SELECT count(*) FROM tenant.organizations").fetchone() == (10,)
 
     code, _, err = run(capsys, "db", "seed", "--size", "test", "--dsn", dsn)
@@ -60,10 +46,10 @@ def test_roles_migrate_status_seed_in_order(blank: TestDatabase, capsys: pytest.
 
 
 def test_without_dsn_the_server_is_migration_database_url(
-    blank: TestDatabase, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    empty_database: TestDatabase, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # How the chart's migration job runs it: the DSN in the environment, not in the process's arguments.
-    monkeypatch.setenv("MIGRATION_DATABASE_URL", blank.dsn())
+    monkeypatch.setenv("MIGRATION_DATABASE_URL", empty_database.dsn())
     code, out, _ = run(capsys, "db", "status")
     assert code == 1 and "schema version 0" in out
     assert run(capsys, "db", "roles")[0] == 0
