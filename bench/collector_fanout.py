@@ -28,23 +28,17 @@ from pathlib import Path
 import orjson
 
 from bench.common import module_command, postgres, simulator_process, worker_database
-from collector.inventory import store
+from bench.worker_side import clusters_with_a_shoot, worker_side
 from collector.inventory.garden_reader import GardenReader
 from collector.inventory.loop import InventoryLoop, RoundSummary
 from collector.inventory.shoot import DEFAULT_LEDGER_MAX_PER_TYPE
 from collector.inventory.sources import SOURCES
-from collector.kube.client import garden_client
 from collector.kube.credential_cache import CredentialCache, renew_margin
-from collector.kube.garden import RealGardener, shoot_refs
 from collector.kube.limits import DEFAULT_LIMITS
 from collector.settings import InventorySettings
-from collector.worker import worker_checks
 from common import eventloop
-from common.database import make_pool
 from common.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from common.garbage_collection import DEFAULT_GC_THRESHOLD, PYTHON_GC_THRESHOLD, set_gc_threshold
-from common.labels import CLUSTER_ID_LABEL
-from common.settings import DatabaseSettings
 from db.seed.generate import FleetSize, generate
 from db.seed.model import Fleet
 
@@ -203,15 +197,8 @@ async def measure(
     latency: float,
     figures: dict[str, float],
 ) -> bool:
-    checks = worker_checks()
-    pool = make_pool(
-        DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
-        application_name="bench-fanout",
-        checks=checks,  # as the worker's own pool
-    )
-    await pool.open(wait=True)
-    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
-    try:
+    async with worker_side(worker_dsn, kubeconfig, workers=workers, application_name="bench-fanout") as side:
+        gardener = side.gardener
         timeout = 60.0
         credentials = CredentialCache(gardener, kind="admin", lifetime_seconds=3600, renew_before=renew_margin(timeout))
         # The worker's own bounds (its defaults): the fan-out is measured with every cap on.
@@ -224,14 +211,9 @@ async def measure(
             ledger_max_per_type=DEFAULT_LEDGER_MAX_PER_TYPE,
         )
         settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
-        loop = InventoryLoop(pool=pool, reader=reader, settings=settings, checks=checks)
-        async with pool.connection() as conn:
-            ready = await store.ready_clusters(conn)
-        refs = shoot_refs(await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL), CLUSTER_ID_LABEL)
-        clusters = [c for c in ready if c.id in refs][:shoots]
-        print(
-            f"{len(ready)} ready clusters, {len(clusters)} with a shoot taken; {workers} workers, {latency * 1000:g} ms"
-        )
+        loop = InventoryLoop(pool=side.pool, reader=reader, settings=settings, checks=side.checks)
+        ready, clusters = await clusters_with_a_shoot(side, shoots)
+        print(f"{ready} ready clusters, {len(clusters)} with a shoot taken; {workers} workers, {latency * 1000:g} ms")
         ratios = []
         for name in ("cold", "warm"):
             before_minted = sum(credentials.minted.values())
@@ -248,9 +230,6 @@ async def measure(
                 server_cpu_seconds(postmaster) - pg_cpu,
             )
             ratios.append(report(name, summary, wall, spent, collected_garbage, minted, workers, latency, figures))
-    finally:
-        await gardener.close()
-        await pool.close()
     print(f"target: ratio <= {TARGET_RATIO} (measured / ideal)")
     return all(r <= TARGET_RATIO for r in ratios)
 

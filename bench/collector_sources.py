@@ -37,26 +37,20 @@ from bench.collector_fanout import (
     server_cpu_seconds,
 )
 from bench.common import module_command, postgres, simulator_process, worker_database
-from collector.inventory import store
+from bench.worker_side import clusters_with_a_shoot, worker_side
 from collector.inventory.garden_reader import GardenReader
 from collector.inventory.loop import InventoryLoop, RoundSummary
 from collector.inventory.monitoring_reader import MonitoringReader
 from collector.inventory.reading import ClusterReader, ClusterRow
 from collector.inventory.sources import SOURCES
-from collector.kube.client import garden_client
 from collector.kube.credential_cache import CredentialCache, renew_margin
-from collector.kube.garden import RealGardener, shoot_refs
 from collector.kube.limits import DEFAULT_LIMITS
 from collector.prometheus.http import tls_context
 from collector.prometheus.resolve import MonitoringResolver
 from collector.settings import InventorySettings
-from collector.worker import worker_checks
 from common import eventloop
-from common.database import make_pool
 from common.eventloop import DEFAULT_EVENT_LOOP
 from common.garbage_collection import DEFAULT_GC_THRESHOLD, set_gc_threshold
-from common.labels import CLUSTER_ID_LABEL
-from common.settings import DatabaseSettings
 from sim.control.statedir import CA_FILE
 
 DATABASE = "fleet_bench_sources"
@@ -149,42 +143,32 @@ async def measure(
     latency: float,
     figures: dict[str, float],
 ) -> bool:
-    checks = worker_checks()
-    pool = make_pool(
-        DatabaseSettings(url=worker_dsn, pool_min=4, pool_max=workers + 2, statement_timeout_ms=60_000),
-        application_name="bench-sources",
-        checks=checks,  # as the worker's own pool
-    )
-    await pool.open(wait=True)
-    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
-    timeout = 60.0
-    settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
-    credentials = CredentialCache(gardener, kind="admin", lifetime_seconds=3600, renew_before=renew_margin(timeout))
-    resolver = MonitoringResolver(gardener, ttl_seconds=3600)
-    readers: dict[str, ClusterReader] = {
-        # Both with the worker's own bounds (its defaults).
-        "apiserver": GardenReader(
-            gardener, credentials, sources=SOURCES, timeout_seconds=timeout, limits=DEFAULT_LIMITS
-        ),
-        "prometheus": MonitoringReader(
-            gardener,
-            resolver,
-            sources=SOURCES,
-            timeout_seconds=timeout,
-            context=tls_context(kubeconfig.parent / CA_FILE),
-            limits=DEFAULT_LIMITS,
-        ),
-    }
-    stored: dict[str, Snapshots] = {}
-    ratios: list[float] = []
-    try:
-        async with pool.connection() as conn:
-            ready = await store.ready_clusters(conn)
-        refs = shoot_refs(await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL), CLUSTER_ID_LABEL)
-        clusters = [c for c in ready if c.id in refs][:shoots]
+    async with worker_side(worker_dsn, kubeconfig, workers=workers, application_name="bench-sources") as side:
+        gardener = side.gardener
+        timeout = 60.0
+        settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
+        credentials = CredentialCache(gardener, kind="admin", lifetime_seconds=3600, renew_before=renew_margin(timeout))
+        resolver = MonitoringResolver(gardener, ttl_seconds=3600)
+        readers: dict[str, ClusterReader] = {
+            # Both with the worker's own bounds (its defaults).
+            "apiserver": GardenReader(
+                gardener, credentials, sources=SOURCES, timeout_seconds=timeout, limits=DEFAULT_LIMITS
+            ),
+            "prometheus": MonitoringReader(
+                gardener,
+                resolver,
+                sources=SOURCES,
+                timeout_seconds=timeout,
+                context=tls_context(kubeconfig.parent / CA_FILE),
+                limits=DEFAULT_LIMITS,
+            ),
+        }
+        stored: dict[str, Snapshots] = {}
+        ratios: list[float] = []
+        _, clusters = await clusters_with_a_shoot(side, shoots)
         print(f"{len(clusters)} clusters with a shoot; {workers} workers, {latency * 1000:g} ms per call")
         for source in SOURCE_NAMES:
-            loop = InventoryLoop(pool=pool, reader=readers[source], settings=settings, checks=checks)
+            loop = InventoryLoop(pool=side.pool, reader=readers[source], settings=settings, checks=side.checks)
             for phase in ("cold", "warm"):
                 ratios.append(
                     await one_round(
@@ -192,9 +176,6 @@ async def measure(
                     )
                 )
             stored[source] = snapshots(admin_dsn)
-    finally:
-        await gardener.close()
-        await pool.close()
     found = differences(stored["apiserver"], stored["prometheus"])
     figures["differences"] = len(found)
     figures["compared_numbers"] = sum(
