@@ -102,17 +102,23 @@ async def test_the_header_search_shows_clusters_organizations_and_namespaces_as_
 
 # A browser without AbortSignal.any and AbortSignal.timeout (before 2023) gets connect.js's own signals.
 WITHOUT_NEWER_SIGNALS = "delete AbortSignal.any; delete AbortSignal.timeout;"
+SIGNALS = pytest.mark.parametrize("signals", ["native", "without AbortSignal.any and AbortSignal.timeout"])
 
 
-@pytest.mark.parametrize("signals", ["native", "without AbortSignal.any and AbortSignal.timeout"])
+async def open_dcim_with(page: Page, world: WebWorld, signals: str) -> None:
+    """Open DCIM's summary in a browser with its own signals, or as one without the newer two."""
+    if signals != "native":
+        await page.send("Page.addScriptToEvaluateOnNewDocument", {"source": WITHOUT_NEWER_SIGNALS})
+    await open_dcim(page, world)
+    assert await page.evaluate("typeof AbortSignal.any") == ("function" if signals == "native" else "undefined")
+    await page.wait_for(dcim_ready("summary"))
+
+
+@SIGNALS
 async def test_a_newer_search_cancels_the_older_ones_requests_and_only_its_answer_is_shown(
     page: Page, web_world: WebWorld, signals: str
 ) -> None:
-    if signals != "native":
-        await page.send("Page.addScriptToEvaluateOnNewDocument", {"source": WITHOUT_NEWER_SIGNALS})
-    await open_dcim(page, web_world)
-    assert await page.evaluate("typeof AbortSignal.any") == ("function" if signals == "native" else "undefined")
-    await page.wait_for(dcim_ready("summary"))
+    await open_dcim_with(page, web_world, signals)
     # Every query the panel ever shows results for, in order.
     await page.evaluate(
         f"""window.__shown = [];
@@ -154,14 +160,11 @@ TIMEOUT_AND_CANCEL = """(async () => {
 })()"""
 
 
-@pytest.mark.parametrize("signals", ["native", "without AbortSignal.any and AbortSignal.timeout"])
+@SIGNALS
 async def test_a_call_past_its_deadline_and_a_cancelled_one_are_told_apart(
     page: Page, web_world: WebWorld, signals: str
 ) -> None:
-    if signals != "native":
-        await page.send("Page.addScriptToEvaluateOnNewDocument", {"source": WITHOUT_NEWER_SIGNALS})
-    await open_dcim(page, web_world)
-    await page.wait_for(dcim_ready("summary"))
+    await open_dcim_with(page, web_world, signals)
     await page.slow_network(1500)
     outcomes = await page.evaluate(TIMEOUT_AND_CANCEL % {"base": json.dumps(web_world.admin_api)})
     await page.slow_network(0)
