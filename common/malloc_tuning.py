@@ -50,6 +50,8 @@ M_ARENA_MAX = -8
 
 @dataclass(frozen=True)
 class MallocSettings:
+    """What an API process asks of glibc's allocator at start."""
+
     arenas: int = DEFAULT_MALLOC_ARENAS
     """MALLOC_ARENA_MAX: at most this many malloc arenas."""
     mmap_threshold_bytes: int = DEFAULT_MMAP_THRESHOLD_BYTES

@@ -8,12 +8,14 @@ that already holds one is refused by the migration, unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import psycopg
 import pytest
 from psycopg import errors, sql
 
 from db.migrate import applied_versions, migrate
-from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database
 
 # Every time column of the provisioning tables.
 COLUMNS = [
@@ -33,21 +35,38 @@ COLUMNS = [
 ]
 # cluster_sync_state.ready_since: an UPDATE cannot set it (its trigger derives it from
 # shoot_status_changed); an INSERT can, and is tested on its own below.
-# The key column of each table that is not `id`.
-KEY = {"cluster_sync_state": "cluster_id"}
+# Each table's key, and which of its rows to write to: a live one, since a deleted row would trip
+# `deleted >= created` first.
+ROWS = {
+    "organizations": ("id", "deleted IS NULL"),
+    "projects": ("id", "deleted IS NULL"),
+    "clusters": ("id", "deleted IS NULL"),
+    "node_pools": ("id", "deleted IS NULL"),
+    "namespaces": ("id", "deleted IS NULL"),
+    "cluster_sync_state": ("cluster_id", "true"),
+}
 
 
 def one_row(conn: psycopg.Connection[tuple[object, ...]], table: str) -> object:
-    """A live row (a deleted one would trip `deleted >= created` first)."""
-    key = KEY.get(table, "id")
-    live = sql.SQL("true" if table in KEY else "deleted IS NULL")
+    """The key of one row of `table` the tests may write to."""
+    key, which = ROWS[table]
     row = conn.execute(
         sql.SQL("SELECT {} FROM {} WHERE {} ORDER BY 1 LIMIT 1").format(
-            sql.Identifier(key), sql.Identifier("tenant", table), live
+            sql.Identifier(key), sql.Identifier("tenant", table), sql.SQL(which)
         )
     ).fetchone()
     assert row is not None, f"the seed has no {table}"
     return row[0]
+
+
+@pytest.fixture(scope="module")
+def refusing_database(pg_server: PgServer, pg_seeded_template: str) -> Iterator[TestDatabase]:
+    """One seeded database for every refused write: each test checks that its row is left as it was."""
+    db = clone_database(pg_server, pg_seeded_template)
+    try:
+        yield db
+    finally:
+        drop_database(db)
 
 
 # Too late, or before the year 1 (and so before any row's created).
@@ -58,11 +77,11 @@ EARLY = ["-infinity", "4713-01-01 00:00:00+00 BC", "0001-01-01 00:00:00+00 BC"]
 @pytest.mark.parametrize("value", LATE + EARLY)
 @pytest.mark.parametrize(("table", "column"), COLUMNS, ids=[f"{t}.{c}" for t, c in COLUMNS])
 def test_a_time_out_of_range_is_refused_and_the_row_kept(
-    seeded_database: TestDatabase, table: str, column: str, value: str
+    refusing_database: TestDatabase, table: str, column: str, value: str
 ) -> None:
-    key = KEY.get(table, "id")
+    key = ROWS[table][0]
     select = sql.SQL("SELECT * FROM {} WHERE {} = %s").format(sql.Identifier("tenant", table), sql.Identifier(key))
-    with seeded_database.admin() as conn:
+    with refusing_database.admin() as conn:
         row_id = one_row(conn, table)
         before = conn.execute(select, [row_id]).fetchone()
         with pytest.raises(errors.CheckViolation) as refused:
@@ -96,10 +115,10 @@ def test_the_ends_of_the_range_are_still_taken(seeded_database: TestDatabase) ->
 
 
 @pytest.mark.parametrize("value", ["infinity", "10000-01-01 00:00:00+00"])
-def test_a_ready_since_inserted_out_of_range_is_refused(seeded_database: TestDatabase, value: str) -> None:
+def test_a_ready_since_inserted_out_of_range_is_refused(refusing_database: TestDatabase, value: str) -> None:
     # The trigger keeps a ready_since the writer inserts for a ready cluster: the cluster's sync state
     # is written anew (in one transaction, which the refusal rolls back).
-    with seeded_database.admin() as conn:
+    with refusing_database.admin() as conn:
         cluster_id = one_row(conn, "cluster_sync_state")
         select = "SELECT * FROM tenant.cluster_sync_state WHERE cluster_id = %s"
         before = conn.execute(select, [cluster_id]).fetchone()
