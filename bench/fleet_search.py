@@ -6,7 +6,7 @@
 On the same world as bench.fleet_api (built or reused by its prepare_world), the real service runs in
 this process on loopback and is called over gRPC; each figure is the server-side `duration_ms` the
 request stack logs, the median over rotating rounds. Printed:
-- the ListClusters matrix: every filter (those tests/test_fleet_plans.py checks the plans of) x order x
+- the ListClusters matrix: every filter (those tests/fleet/test_plans.py checks the plans of) x order x
   direction at page `--depth` of 100 (or the list's last page when it has fewer), each cell a ratio to
   unfiltered page 1 by name; the worst cell is the figure (target <= 2);
 - a search for a unique cluster name, for a namespace name every fourth namespace has, and for a
@@ -57,7 +57,7 @@ ORDERS = {name.removeprefix("CLUSTER_ORDER_").lower(): value for name, value in 
 SUMMARY_TARGET = 3.0
 COUNT = "SELECT count(*) FROM tenant.clusters"
 DIRECTIONS = {"asc": False, "desc": True}
-# The filters of tests/test_fleet_plans.py (the organization and its query are picked from the world).
+# The filters of tests/fleet/test_plans.py (the organization and its query are picked from the world).
 FILTERS: dict[str, dict[str, Any]] = {
     "none": {},
     "organization": {"organization_id": "ORG"},

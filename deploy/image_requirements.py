@@ -4,7 +4,7 @@ pins them (one list of versions for the project and its images).
     python image_requirements.py public-api > public-api.txt
 
 The public API's list holds nothing that reads more than its one SQL function needs: no Kubernetes client,
-no JWT library, no embedded PostgreSQL. tests/test_images.py starts each target from exactly its files and
+no JWT library, no embedded PostgreSQL. tests/deploy/test_images.py starts each target from exactly its files and
 these distributions.
 """
 

@@ -1,6 +1,6 @@
 """The demo's banner: where everything is, and commands that work as printed from any folder.
 
-`tests/test_demo_commands.py` runs every command under the banner's `try` heading against a running
+`tests/fleetctl/test_demo_commands.py` runs every command under the banner's `try` heading against a running
 demo, so what it prints cannot go stale.
 """
 

@@ -5,7 +5,7 @@ sample is compared with the one before (`compare`), so a row that disappears or 
 moves backwards is caught even if a later write would hide it. The verdicts (`Verdict`) are plain
 data built from those comparisons, the clients' tallies, the fault steps and the counted queries;
 `render` prints them as a table and the soak exits non-zero if any failed. Nothing here starts or
-stops a process, so it is tested without the system (tests/test_soak_checks.py).
+stops a process, so it is tested without the system (tests/soak/test_checks.py).
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ from sim.world.generate import DEFAULT_PROFILE
 
 logger = logging.getLogger("sim.main")
 
-DEFAULT_PORT = 15443  # below the kernel's ephemeral range, like every fixed port of ours (tests/test_demo_ports.py)
+# Below the kernel's ephemeral range, like every fixed port of ours (tests/fleetctl/test_demo_ports.py).
+DEFAULT_PORT = 15443
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 

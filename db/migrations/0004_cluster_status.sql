@@ -2,7 +2,7 @@
 -- page and count by status, readiness and staleness inside one query.
 --
 -- The Python module is the definition; these functions must agree with it on every combination of
--- inputs, which tests/test_clusterstatus_sql.py proves by enumerating them. All are IMMUTABLE SQL
+-- inputs, which tests/db/test_clusterstatus_sql.py proves by enumerating them. All are IMMUTABLE SQL
 -- functions of their arguments only (the time is an argument), without SET clauses, so the planner
 -- inlines them into the calling query. They run with the caller's rights and read no table.
 SET LOCAL lock_timeout = '10s';

@@ -5,7 +5,7 @@
 -- the trigram and prefix indexes on lower(name) of clusters and of live namespaces serve nothing;
 -- the namespace pair alone is a trigram entry per namespace (a million at the scale fleet) that
 -- every namespace written by the provisioning side still paid for. The plan tests
--- (tests/test_fleet_plans.py) hold every search to an index without them. The organizations'
+-- (tests/fleet/test_plans.py) hold every search to an index without them. The organizations'
 -- indexes stay: ListOrganizations' query matches lower(name) and lower(alias).
 SET LOCAL lock_timeout = '10s';
 

@@ -1,0 +1,238 @@
+"""A real Prometheus scrapes every deployable, running as the processes an operator runs (both APIs and both
+worker modes against fleet-sim), and evaluates deploy/monitoring/rules.yaml over what it scraped: every
+series the rules and the dashboard use exists, with the labels they group and print by.
+
+The job of each deployable is its name, as the chart's PodMonitors set it; the rules select by it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+import yaml
+
+from db.embedded import free_port
+from tests.fixtures.collector import WORKER_ROLE
+from tests.fixtures.credentials import SECRET
+from tests.fixtures.fleet_api import ROLE as STAFF_ROLE
+from tests.fixtures.fleet_api import staff_token
+from tests.fixtures.overview import PATH as OVERVIEW_PATH
+from tests.fixtures.overview import ROLE as PUBLIC_ROLE
+from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.prometheus import RunningPrometheus, needs_prometheus, running_prometheus
+from tests.fixtures.service_process import SCRIPTS
+from tests.fixtures.sim import SimUnderTest
+
+pytestmark = [needs_prometheus, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+MONITORING = ROOT / "deploy" / "monitoring"
+SUMMARY_PATH = "/fundament.fleet.v1.FleetService/GetFleetSummary"
+INVENTORY_INTERVAL = 30
+RECONCILE_INTERVAL = 20
+NAMESPACE = "fleet"
+
+
+@contextmanager
+def process(script: str, env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A console script with its log in a file (never a pipe nobody reads); killed afterwards."""
+    with log.open("wb") as sink:
+        running = subprocess.Popen([str(SCRIPTS / script)], env=env, stdout=subprocess.DEVNULL, stderr=sink)
+    try:
+        yield running
+    finally:
+        running.kill()
+        running.wait(30)
+
+
+def base_env(dsn: str, **extra: str) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DATABASE_URL": dsn, "LOG_LEVEL": "info", **extra}
+
+
+@pytest.fixture
+def scraped(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> Iterator[RunningPrometheus]:
+    """Both APIs and both workers running, traffic of every kind made, and Prometheus scraping them all."""
+    kubeconfig = tmp_path / "garden.yaml"
+    kubeconfig.write_text(yaml.safe_dump(sim.garden_kubeconfig))
+    ports = {name: free_port() for name in ("public", "public-grpc", "staff", "staff-grpc", "inventory", "reconcile")}
+    worker = {"GARDENER_MODE": "real", "GARDENER_KUBECONFIG": str(kubeconfig), "EVENT_LOOP": "asyncio"}
+    # One shoot refuses the collector, so collections fail with a reason the rules and dashboard group by.
+    refusing = sim.serving_shoot()
+    sim.control.fault(refusing.key, "forbidden", resource=None, seconds=0.0)
+    with ExitStack() as stack:
+        stack.callback(sim.control.clear_faults)
+        env = {
+            "platform-public-api": base_env(
+                sim_database.dsn(PUBLIC_ROLE),
+                HTTP_PORT=str(ports["public"]),
+                GRPC_PORT=str(ports["public-grpc"]),
+                CACHE_TTL="1",
+                READ_TIMEOUT="0.5",
+            ),
+            "platform-admin-api": base_env(
+                sim_database.dsn(STAFF_ROLE),
+                HTTP_PORT=str(ports["staff"]),
+                GRPC_PORT=str(ports["staff-grpc"]),
+                JWT_SECRET=SECRET.decode(),
+            ),
+            "cluster-worker-inventory": base_env(
+                sim_database.dsn(WORKER_ROLE),
+                **worker,
+                WORKER_MODE="inventory",
+                INVENTORY_INTERVAL=str(INVENTORY_INTERVAL),
+                INVENTORY_SHARD="0/2",
+                INVENTORY_TIMEOUT="20",
+                HEALTH_PORT=str(ports["inventory"]),
+            ),
+            "cluster-worker-reconcile": base_env(
+                sim_database.dsn(WORKER_ROLE),
+                **worker,
+                WORKER_MODE="reconcile",
+                RECONCILE_INTERVAL=str(RECONCILE_INTERVAL),
+                HEALTH_PORT=str(ports["reconcile"]),
+            ),
+        }
+        scripts = {"cluster-worker-inventory": "cluster-worker", "cluster-worker-reconcile": "cluster-worker"}
+        for name, variables in env.items():
+            stack.enter_context(process(scripts.get(name, name), variables, tmp_path / f"{name}.log"))
+        targets = {
+            "platform-public-api": [f"127.0.0.1:{ports['public']}"],
+            "platform-admin-api": [f"127.0.0.1:{ports['staff']}"],
+            "cluster-worker-inventory": [f"127.0.0.1:{ports['inventory']}"],
+            "cluster-worker-reconcile": [f"127.0.0.1:{ports['reconcile']}"],
+        }
+        prometheus = stack.enter_context(
+            running_prometheus(tmp_path, targets, [MONITORING / "rules.yaml"], {"namespace": NAMESPACE})
+        )
+        prometheus.wait_until(lambda: len(prometheus.query("up == 1")) == 4, "every deployable up")
+        make_traffic(f"http://127.0.0.1:{ports['public']}", f"http://127.0.0.1:{ports['staff']}", sim_database)
+        prometheus.wait_until(lambda: bool(prometheus.query("fleet_reconcile_passes_total > 0")), "a reconcile pass")
+        prometheus.wait_until(
+            lambda: bool(prometheus.query("fleet_inventory_clusters_failed_total > 0")), "a failed collection"
+        )
+        prometheus.wait_until(lambda: bool(prometheus.query("fleet_inventory_clusters_collected_total > 0")), "a round")
+        # Enough samples of everything for the rate windows.
+        prometheus.wait_until(lambda: bool(prometheus.query("count_over_time(up[30s]) > 5")), "a few scrapes")
+        # A rule with `offset` needs its series to exist that long ago too: on a busy machine the first
+        # reconcile pass may land just before this point.
+        prometheus.wait_until(
+            lambda: all(prometheus.query(as_bool(expr)) for expr in rule_exprs().values()), "every rule's series"
+        )
+        yield prometheus
+
+
+def make_traffic(public: str, staff: str, database: TestDatabase) -> None:
+    """Calls of every outcome the rules count: good ones, a refused credential, and UNAVAILABLE."""
+    with httpx.Client(timeout=30) as client:
+        overview = {"encoding": "json", "message": "{}"}
+        assert client.get(public + OVERVIEW_PATH, params=overview).status_code == 200
+        assert client.get(public + "/readyz").status_code == 200
+        json_post = {"content-type": "application/json"}
+        ok = client.post(
+            staff + SUMMARY_PATH, content=b"{}", headers={**json_post, "authorization": f"Bearer {staff_token()}"}
+        )
+        assert ok.status_code == 200, ok.text
+        refused = client.post(staff + SUMMARY_PATH, content=b"{}", headers=json_post)
+        assert refused.status_code == 401
+        # The shared read cannot finish while the table is locked: past READ_TIMEOUT, callers get UNAVAILABLE.
+        with psycopg.connect(database.dsn(), autocommit=False) as lock:
+            lock.execute("LOCK TABLE tenant.organizations IN ACCESS EXCLUSIVE MODE")
+            # Until the one-second cache has run out, callers still get the last answer.
+            deadline = time.monotonic() + 30
+            unavailable = 0
+            while unavailable < 3 and time.monotonic() < deadline:
+                answer = client.get(public + OVERVIEW_PATH, params=overview)
+                assert answer.status_code in {200, 503}, answer.text
+                unavailable += answer.status_code == 503
+            assert unavailable == 3, "the public API never answered UNAVAILABLE with its table locked"
+            lock.rollback()
+
+
+def rule_exprs() -> dict[str, str]:
+    groups = yaml.safe_load((MONITORING / "rules.yaml").read_text())["groups"]
+    return {rule["alert"]: rule["expr"] for group in groups for rule in group["rules"]}
+
+
+def as_bool(expr: str) -> str:
+    """The rule's comparison as a `bool` one: one series per matched pair, whichever side is larger. A fresh
+    server has no half-hour history, so `offset 30m` looks back a few seconds instead."""
+    return re.sub(r"(==|>)(\s)", r"\1 bool\2", expr, count=1).replace("offset 30m", "offset 5s")
+
+
+def labels_printed(text: str) -> set[str]:
+    return set(re.findall(r"\$labels\.([a-z_]+)", text)) | set(re.findall(r"\{\{\s*([a-z_]+)\s*\}\}", text))
+
+
+def check_every_deployable_is_scraped_under_its_name(scraped: RunningPrometheus) -> None:
+    up = {r["metric"]["job"]: r["value"][1] for r in scraped.query("up")}
+    assert up == dict.fromkeys(
+        ["platform-public-api", "platform-admin-api", "cluster-worker-inventory", "cluster-worker-reconcile"], "1"
+    )
+
+
+def check_every_rule_evaluates_over_real_series_with_the_labels_it_prints(scraped: RunningPrometheus) -> None:
+    groups = yaml.safe_load((MONITORING / "rules.yaml").read_text())["groups"]
+    for rule in (r for group in groups for r in group["rules"]):
+        result = scraped.query(as_bool(rule["expr"]))
+        assert result, f"{rule['alert']}: no series for {as_bool(rule['expr'])}"
+        printed = labels_printed(json.dumps(rule["annotations"])) - {"value"}
+        for series in result:
+            missing = {label for label in printed if not series["metric"].get(label)}
+            assert not missing, f"{rule['alert']} prints {missing}, which its series lack: {series['metric']}"
+
+
+def check_prometheus_evaluates_the_loaded_rules_without_errors(scraped: RunningPrometheus) -> None:
+    loaded = scraped.rules()
+    assert {r["name"] for r in loaded} == set(rule_exprs())
+    scraped.wait_until(lambda: all(r.get("lastEvaluation", "").startswith("20") for r in scraped.rules()), "rules run")
+    for rule in scraped.rules():
+        assert rule["health"] == "ok", rule
+
+
+def dashboard_targets() -> list[dict[str, Any]]:
+    dashboard = json.loads((MONITORING / "dashboard.json").read_text())
+    return [t for p in dashboard["panels"] if p["type"] != "row" for t in p["targets"]]
+
+
+def check_every_dashboard_query_has_series_with_its_legend_labels(scraped: RunningPrometheus) -> None:
+    for target in dashboard_targets():
+        expr = target["expr"].replace("$namespace", ".*").replace("$__rate_interval", "30s")
+        result = scraped.query(expr)
+        assert result, f"the dashboard's {expr!r} has no series"
+        for series in result:
+            missing = {label for label in labels_printed(target["legendFormat"]) if not series["metric"].get(label)}
+            assert not missing, f"{expr!r}: its legend prints {missing}, absent from {series['metric']}"
+
+
+def check_the_series_carry_the_label_values_the_rules_select(scraped: RunningPrometheus) -> None:
+    codes = {r["metric"]["code"] for r in scraped.query('fleet_rpc_requests_total{job="platform-public-api"}')}
+    assert {"ok", "unavailable"} <= codes
+    staff = scraped.query('fleet_rpc_requests_total{job="platform-admin-api", code="unauthenticated"}')
+    assert staff and staff[0]["metric"]["service"] == "fundament.fleet.v1.FleetService"
+    assert scraped.query('fleet_inventory_clusters_failed_total{reason="forbidden"}')
+    assert scraped.query(f"fleet_inventory_interval_seconds == {INVENTORY_INTERVAL}")
+    assert scraped.query(f"fleet_reconcile_interval_seconds == {RECONCILE_INTERVAL}")
+    kinds = {r["metric"]["kind"] for r in scraped.query("fleet_reconcile_open_findings")}
+    assert kinds, "reconcile exports its open findings per kind"
+
+
+def test_a_real_prometheus_scrapes_every_deployable_and_finds_what_rules_and_dashboard_use(
+    scraped: RunningPrometheus,
+) -> None:
+    """One system start for every check (each is a function above, so a failure names what broke)."""
+    check_every_deployable_is_scraped_under_its_name(scraped)
+    check_the_series_carry_the_label_values_the_rules_select(scraped)
+    check_every_rule_evaluates_over_real_series_with_the_labels_it_prints(scraped)
+    check_prometheus_evaluates_the_loaded_rules_without_errors(scraped)
+    check_every_dashboard_query_has_series_with_its_legend_labels(scraped)
