@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: tools install demo test check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean
+.PHONY: tools install demo test check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean schema
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ proto-baseline: install
 ## generate: regenerate gen/ from proto/ (offline)
 generate: install
 	$(BIN)/buf generate
+
+## schema: regenerate db/schema.sql, the whole schema in one file, from the migrations
+schema: install
+	$(BIN)/python -m db.schema_dump
 
 ## check-gen: fail when gen/ is not exactly what the protos produce
 check-gen: install

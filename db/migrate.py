@@ -1,13 +1,18 @@
 """Roles and migrations: the only code that changes the database's shape.
 
+The database holds two parts. The platform model (Fundament's tenant tables) belongs to Fundament,
+whose own migrations create it in production; the demo and the tests stand in for it with
+`db/fundament/tenant_model.sql`, applied once by `apply_platform_model()`. Fleet inventory's own
+objects are the numbered files `db/migrations/NNNN_name.sql` (a baseline, then forward-only), which a
+platform team applies onto the platform's database with `migrate()`.
+
 Roles are cluster-wide, so they are created by `apply_roles()` in a step of their own (idempotent,
-`db/roles.sql`). Migrations are the numbered files `db/migrations/NNNN_name.sql`, applied in order,
-each once, each in its own transaction, under a session advisory lock (two migrators at once take
-turns; the second finds nothing to do), recorded in `fleet_meta.schema_migrations` with a checksum
-of their statements: a file whose statements changed after it was applied is refused, while its
-comments may be reworded. Objects are
-created as `fun_owner`, so that role owns everything. After each file the version is also written
-into the comment of schema `tenant`, where every role can read it without any table grant
+`db/roles.sql`). Migrations are applied in order, each once, each in its own transaction, under a
+session advisory lock (two migrators at once take turns; the second finds nothing to do), recorded in
+`fleet_meta.schema_migrations` with a checksum of their statements: a file whose statements changed
+after it was applied is refused, while its comments may be reworded. Objects are created as
+`fun_owner`, so that role owns everything. After each file the version is also written into the
+comment of schema `fleet_meta`, where every role can read it without any table grant
 (`common.database.schema_version`).
 """
 
@@ -27,23 +32,13 @@ logger = logging.getLogger(__name__)
 
 DB_DIR = Path(__file__).resolve().parent
 MIGRATIONS_DIR = DB_DIR / "migrations"
+PLATFORM_MODEL_FILE = DB_DIR / "fundament" / "tenant_model.sql"
 ROLES_FILE = DB_DIR / "roles.sql"
 DATABASE_GRANTS_FILE = DB_DIR / "database_grants.sql"
 
 # pg_advisory_lock key: the bytes of "fleetmig" read as a signed 64-bit integer.
 ADVISORY_LOCK_KEY = int.from_bytes(b"fleetmig", "big", signed=True)
 _FILE = re.compile(r"^(\d{4})_([a-z0-9_]+)\.sql$")
-
-# Until comments were left out of the checksum, it covered each file's every byte. A database
-# migrated then recorded these checksums of the files as released; their statements are unchanged
-# since, so such a row is taken as up to date and rewritten with the statement checksum.
-WHOLE_FILE_CHECKSUMS = {
-    1: "dade57958f7aeff2bdd2ac440c104076cf2e1e5a9c2c11b2e46e0ae91eef6bfc",
-    2: "61e8a27ac0aa4fe905cbba127a6a4dff0433bdb323ceb62070f881362d17577f",
-    3: "818381ca64723993a48f61b6d8ea68ef1bfb4aa28d0c921353555be3e89e1653",
-    4: "6491de7c6cd290f7962dce76e4d531a503032e883e3785a45bfbaff4b6c1dc98",
-    5: "c97c4dbbfb627eeb2f281018da8293c28a3534a64ef29d492237c81578a910e5",
-}
 
 
 class MigrationError(RuntimeError):
@@ -82,6 +77,13 @@ def available() -> list[Migration]:
     return found
 
 
+def schema_digest() -> str:
+    """A digest of everything that shapes a fresh database: the platform model's stand-in and every
+    migration (caches of built databases are keyed by it)."""
+    parts = [PLATFORM_MODEL_FILE.read_bytes(), *(m.path.read_bytes() for m in available())]
+    return hashlib.sha256(b"".join(parts)).hexdigest()
+
+
 def latest_version() -> int:
     migrations = available()
     return migrations[-1].version if migrations else 0
@@ -103,14 +105,42 @@ def apply_database_grants(conn: psycopg.Connection[Any]) -> None:
 
 def fresh_database(superuser_dsn: str, name: str) -> str:
     """The roles present and database `name` created anew (dropped first if it exists, sessions and
-    all) and migrated to the latest version; returns the superuser DSN of that database."""
+    all), with the platform model's stand-in and every migration; returns its superuser DSN."""
     with psycopg.connect(superuser_dsn, autocommit=True) as conn:
         apply_roles(conn)
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     dsn = psycopg.conninfo.make_conninfo(superuser_dsn, dbname=name)
+    apply_platform_model(dsn)
     migrate(dsn)
     return dsn
+
+
+def has_platform_model(conn: psycopg.Connection[Any]) -> bool:
+    """Whether the platform's tenant tables exist (Fundament's, or the stand-in's)."""
+    row = conn.execute("SELECT to_regclass('tenant.organizations') IS NOT NULL").fetchone()
+    return bool(row and row[0])
+
+
+def apply_platform_model(dsn: str) -> bool:
+    """Build the stand-in for Fundament's tenant tables unless they exist; whether it was built now.
+
+    For the demo and the tests only: in production Fundament's own migrations own these tables.
+    """
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", [ADVISORY_LOCK_KEY])
+        try:
+            if has_platform_model(conn):
+                return False
+            with conn.transaction():
+                dbname = conn.info.dbname
+                conn.execute(sql.SQL("GRANT CREATE ON DATABASE {} TO fun_owner").format(sql.Identifier(dbname)))
+                conn.execute("SET LOCAL ROLE fun_owner")
+                conn.execute(PLATFORM_MODEL_FILE.read_text())
+            logger.info("built the platform model's stand-in (%s)", PLATFORM_MODEL_FILE.name)
+            return True
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_LOCK_KEY])
 
 
 def applied_versions(conn: psycopg.Connection[Any]) -> dict[int, str]:
@@ -123,11 +153,17 @@ def applied_versions(conn: psycopg.Connection[Any]) -> dict[int, str]:
 
 
 def migrate(dsn: str, *, target: int | None = None) -> list[int]:
-    """Apply pending migrations up to `target` (default: all); return the versions applied now."""
+    """Apply fleet inventory's pending migrations up to `target` (default: all) onto a database that
+    holds the platform model; return the versions applied now."""
     applied_now: list[int] = []
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SELECT pg_advisory_lock(%s)", [ADVISORY_LOCK_KEY])
         try:
+            if not has_platform_model(conn):
+                raise MigrationError(
+                    "the platform model is missing (no table tenant.organizations): fleet inventory's migrations "
+                    "apply onto Fundament's database; for a local one run `fleet db migrate --platform-model`"
+                )
             with conn.transaction():
                 conn.execute("CREATE SCHEMA IF NOT EXISTS fleet_meta AUTHORIZATION fun_owner")
                 conn.execute(
@@ -149,13 +185,7 @@ def migrate(dsn: str, *, target: int | None = None) -> list[int]:
                 if target is not None and migration.version > target:
                     break
                 if migration.version in done:
-                    recorded = done[migration.version]
-                    if recorded == WHOLE_FILE_CHECKSUMS.get(migration.version):
-                        conn.execute(
-                            "UPDATE fleet_meta.schema_migrations SET checksum = %s WHERE version = %s",
-                            [migration.checksum, migration.version],
-                        )
-                    elif recorded != migration.checksum:
+                    if done[migration.version] != migration.checksum:
                         raise MigrationError(
                             f"{migration.path.name} changed after it was applied; add a new migration instead"
                         )
@@ -169,8 +199,8 @@ def migrate(dsn: str, *, target: int | None = None) -> list[int]:
                         [migration.version, migration.name, migration.checksum],
                     )
                     conn.execute(
-                        sql.SQL("COMMENT ON SCHEMA tenant IS {}").format(
-                            sql.Literal(f"fleet inventory tenant model, schema version {migration.version}")
+                        sql.SQL("COMMENT ON SCHEMA fleet_meta IS {}").format(
+                            sql.Literal(f"fleet inventory, schema version {migration.version}")
                         )
                     )
                 logger.info("applied migration %s", migration.path.name)

@@ -25,7 +25,7 @@ from psycopg import sql
 
 from common.settings import LOCAL_DATABASE_HOST, LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT, env_str
 from db.embedded import EmbeddedPostgres, EmbeddedPostgresError, runtime_root
-from db.migrate import MigrationError, applied_versions, apply_roles, available, migrate
+from db.migrate import MigrationError, applied_versions, apply_platform_model, apply_roles, available, migrate
 from db.seed.generate import SIZES, iter_parts
 from db.seed.write import SeedError, WrittenCounts, analyze, write_parts
 
@@ -140,9 +140,15 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
     missing = missing_roles(args.dsn)
     if missing:
         raise DbCommandError(f"roles missing: {', '.join(missing)}; run `fleet db roles` first")
+    if args.platform_model:
+        built = apply_platform_model(args.dsn)
+        _say("platform model (the stand-in for Fundament's tenant tables): " + ("built" if built else "present"))
     applied = migrate(args.dsn, target=args.target)
     now = status(args.dsn)
-    _say(f"applied {', '.join(map(str, applied)) or 'nothing'}; schema version {now.version}")
+    _say(
+        f"fleet inventory's migrations: applied {', '.join(map(str, applied)) or 'nothing'}; "
+        f"schema version {now.version}"
+    )
     return 0
 
 
@@ -214,8 +220,17 @@ def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         if name == "down":
             sub.add_argument("--remove", action="store_true", help="also delete the data directory")
     add("roles", "create the cluster-wide roles (idempotent)", _cmd_roles)
-    migrate_parser = add("migrate", "apply pending migrations (roles must exist)", _cmd_migrate)
+    migrate_parser = add(
+        "migrate",
+        "apply fleet inventory's pending migrations onto the platform's database (roles must exist)",
+        _cmd_migrate,
+    )
     migrate_parser.add_argument("--target", type=int, default=None, help="stop after this version")
+    migrate_parser.add_argument(
+        "--platform-model",
+        action="store_true",
+        help="first build the stand-in for Fundament's tenant tables where they are missing (local databases only)",
+    )
     seed_parser = add("seed", "write a generated fleet into an empty, migrated database", _cmd_seed)
     seed_parser.add_argument("--size", type=_seed_size, default="demo", help=f"one of {', '.join(SIZES)}")
     seed_parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

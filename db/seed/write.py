@@ -173,7 +173,7 @@ def _require_empty(conn: psycopg.Connection[Any]) -> None:
     if row is not None and row[0] > 0:
         raise SeedError(
             f"the database already holds {row[0]} organizations; seed a fresh database "
-            "(for the local one: `fleet db down --remove`, then `fleet db up` and `fleet db migrate`)"
+            "(for the local one: `fleet db down --remove`, then `fleet db up` and `fleet db migrate --platform-model`)"
         )
 
 

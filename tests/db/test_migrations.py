@@ -1,8 +1,9 @@
 """The migration runner: in order, each once, under a lock, safe twice and from two migrators at once.
 
-Each test starts from an empty database of its own (not the migrated template), and compares what
-it ends with to the template through a fingerprint of the catalog: tables, columns, constraints,
-indexes, policies, functions and every grant.
+Each test starts from a database of its own holding only the platform model (the stand-in for
+Fundament's tables, not the migrated template), and compares what it ends with to the template through
+a fingerprint of the catalog: tables, columns, constraints, indexes, policies, functions and every
+grant. Tests that need more than the baseline add migrations to a copy of the migrations folder.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from psycopg_pool import AsyncConnectionPool
 import db.migrate
 from common.database import SCHEMA_VERSION, require_schema
 from common.errors import SchemaTooOld
-from db.migrate import MigrationError, apply_roles, available, latest_version, migrate
+from db.migrate import MigrationError, apply_platform_model, apply_roles, available, latest_version, migrate
 from tests.fixtures.postgres import PgServer, TestDatabase
 
 T = TypeVar("T")
@@ -43,7 +44,7 @@ FINGERPRINT = (
     """SELECT c.relname, c.relacl::text, c.relowner::regrole::text, c.relrowsecurity FROM pg_catalog.pg_class AS c
        WHERE c.relnamespace IN ('tenant'::regnamespace, 'fleet_meta'::regnamespace) ORDER BY 1""",
     """SELECT nspname, nspacl::text, obj_description(oid, 'pg_namespace') FROM pg_catalog.pg_namespace
-       WHERE nspname IN ('tenant', 'fleet_meta') ORDER BY 1""",
+       WHERE nspname IN ('tenant', 'fleet_meta', 'fleet_ext') ORDER BY 1""",
     "SELECT version, name, checksum FROM fleet_meta.schema_migrations ORDER BY version",
     "SELECT id, name, alias, listed_publicly, deleted FROM tenant.organizations ORDER BY id",
 )
@@ -78,27 +79,58 @@ def at_once(count: int, work: Callable[[], T]) -> list[T]:
     return results
 
 
+@pytest.fixture
+def platform_database(empty_database: TestDatabase) -> TestDatabase:
+    """A database holding the platform model only: what fleet inventory's migrations apply onto."""
+    assert apply_platform_model(empty_database.dsn()) is True
+    return empty_database
+
+
+@pytest.fixture
+def more_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the migrations with two more after the last (each adds a table), used in its place."""
+    copy = tmp_path / "migrations"
+    shutil.copytree(db.migrate.MIGRATIONS_DIR, copy)
+    for version in (latest_version() + 1, latest_version() + 2):
+        (copy / f"{version:04d}_extra_{version}.sql").write_text(
+            f"-- A migration of this test only.\nCREATE TABLE tenant.extra_{version} (id integer PRIMARY KEY);\n"
+        )
+    monkeypatch.setattr(db.migrate, "MIGRATIONS_DIR", copy)
+    return copy
+
+
+def test_without_the_platform_model_nothing_is_applied(empty_database: TestDatabase) -> None:
+    with pytest.raises(MigrationError, match="platform model is missing"):
+        migrate(empty_database.dsn())
+    with psycopg.connect(empty_database.dsn()) as conn:
+        assert db.migrate.applied_versions(conn) == {}
+
+
+def test_the_platform_model_is_built_once(platform_database: TestDatabase) -> None:
+    assert apply_platform_model(platform_database.dsn()) is False
+
+
 def test_migrating_applies_every_file_once_and_matches_the_template(
-    empty_database: TestDatabase, database: TestDatabase
+    platform_database: TestDatabase, database: TestDatabase
 ) -> None:
-    assert migrate(empty_database.dsn()) == [m.version for m in available()]
-    assert fingerprint(empty_database.dsn()) == fingerprint(database.dsn())
+    assert migrate(platform_database.dsn()) == [m.version for m in available()]
+    assert fingerprint(platform_database.dsn()) == fingerprint(database.dsn())
 
 
-def test_migrating_twice_changes_nothing(empty_database: TestDatabase) -> None:
-    migrate(empty_database.dsn())
-    first = fingerprint(empty_database.dsn())
-    assert migrate(empty_database.dsn()) == []
-    assert fingerprint(empty_database.dsn()) == first
+def test_migrating_twice_changes_nothing(platform_database: TestDatabase) -> None:
+    migrate(platform_database.dsn())
+    first = fingerprint(platform_database.dsn())
+    assert migrate(platform_database.dsn()) == []
+    assert fingerprint(platform_database.dsn()) == first
 
 
 def test_two_migrators_at_once_leave_one_consistent_schema(
-    empty_database: TestDatabase, database: TestDatabase
+    platform_database: TestDatabase, database: TestDatabase
 ) -> None:
-    applied = at_once(2, lambda: migrate(empty_database.dsn()))
+    applied = at_once(2, lambda: migrate(platform_database.dsn()))
     # One migrator did all the work, the other waited on the lock and found nothing left to do.
     assert sorted(applied, key=len) == [[], [m.version for m in available()]]
-    assert fingerprint(empty_database.dsn()) == fingerprint(database.dsn())
+    assert fingerprint(platform_database.dsn()) == fingerprint(database.dsn())
 
 
 def test_roles_twice_and_at_once(pg_server: PgServer) -> None:
@@ -113,59 +145,35 @@ def test_roles_twice_and_at_once(pg_server: PgServer) -> None:
     assert row is not None and row[0] >= 5
 
 
-def test_a_target_stops_early_and_the_rest_follows_later(empty_database: TestDatabase) -> None:
-    assert migrate(empty_database.dsn(), target=2) == [1, 2]
-    with psycopg.connect(empty_database.dsn()) as conn:
-        row = conn.execute("SELECT obj_description('tenant'::regnamespace, 'pg_namespace')").fetchone()
-    assert row is not None and str(row[0]).endswith("schema version 2")
-    assert migrate(empty_database.dsn()) == list(range(3, latest_version() + 1))
+def test_a_target_stops_early_and_the_rest_follows_later(
+    platform_database: TestDatabase, more_migrations: Path
+) -> None:
+    last = latest_version()
+    assert migrate(platform_database.dsn(), target=last - 1) == list(range(1, last))
+    with psycopg.connect(platform_database.dsn()) as conn:
+        row = conn.execute("SELECT obj_description('fleet_meta'::regnamespace, 'pg_namespace')").fetchone()
+    assert row is not None and str(row[0]).endswith(f"schema version {last - 1}")
+    assert migrate(platform_database.dsn()) == [last]
 
 
 @pytest.fixture
-def first_applied(empty_database: TestDatabase, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def first_applied(platform_database: TestDatabase, more_migrations: Path) -> Path:
     """Migration 0001 applied from a copy of the migrations; the copy's 0001 file, to edit."""
-    copy = tmp_path / "migrations"
-    shutil.copytree(db.migrate.MIGRATIONS_DIR, copy)
-    monkeypatch.setattr(db.migrate, "MIGRATIONS_DIR", copy)
-    migrate(empty_database.dsn(), target=1)
-    return sorted(copy.glob("0001_*.sql"))[0]
+    migrate(platform_database.dsn(), target=1)
+    return sorted(more_migrations.glob("0001_*.sql"))[0]
 
 
-def test_an_applied_migration_that_changed_is_refused(empty_database: TestDatabase, first_applied: Path) -> None:
+def test_an_applied_migration_that_changed_is_refused(platform_database: TestDatabase, first_applied: Path) -> None:
     first = first_applied
     first.write_text(first.read_text() + "\nSELECT 1; -- a statement added after it was applied\n")
-    with pytest.raises(MigrationError, match="changed after it was applied"):
-        migrate(empty_database.dsn())
+    with pytest.raises(MigrationError, match=r"0001_baseline\.sql changed after it was applied"):
+        migrate(platform_database.dsn())
 
 
-def test_a_reworded_comment_is_no_change(empty_database: TestDatabase, first_applied: Path) -> None:
+def test_a_reworded_comment_is_no_change(platform_database: TestDatabase, first_applied: Path) -> None:
     first = first_applied
     first.write_text("-- a comment reworded after it was applied\n\n" + first.read_text() + "\n    -- and one more\n")
-    assert migrate(empty_database.dsn()) == list(range(2, latest_version() + 1))
-
-
-def test_a_database_migrated_under_whole_file_checksums_is_up_to_date(empty_database: TestDatabase) -> None:
-    """Databases migrated before comments were left out of the checksum recorded each file's every byte."""
-    migrate(empty_database.dsn())
-    with psycopg.connect(empty_database.dsn(), autocommit=True) as conn:
-        for version, checksum in db.migrate.WHOLE_FILE_CHECKSUMS.items():
-            conn.execute(
-                "UPDATE fleet_meta.schema_migrations SET checksum = %s WHERE version = %s", [checksum, version]
-            )
-    assert migrate(empty_database.dsn()) == []
-    with psycopg.connect(empty_database.dsn()) as conn:
-        recorded: dict[int, str] = dict(
-            conn.execute("SELECT version, checksum FROM fleet_meta.schema_migrations").fetchall()
-        )
-    assert recorded == {m.version: m.checksum for m in db.migrate.available()}
-    # Only the released checksum of that very file is accepted, not another file's.
-    with psycopg.connect(empty_database.dsn(), autocommit=True) as conn:
-        conn.execute(
-            "UPDATE fleet_meta.schema_migrations SET checksum = %s WHERE version = 1",
-            [db.migrate.WHOLE_FILE_CHECKSUMS[2]],
-        )
-    with pytest.raises(MigrationError, match=r"0001_tenant_model\.sql changed after it was applied"):
-        migrate(empty_database.dsn())
+    assert migrate(platform_database.dsn()) == list(range(2, latest_version() + 1))
 
 
 @pytest.mark.parametrize(
@@ -184,11 +192,16 @@ def test_misnamed_or_missing_files_are_refused(
         available()
 
 
-async def test_services_refuse_an_older_schema_with_a_clear_message(empty_database: TestDatabase) -> None:
-    migrate(empty_database.dsn(), target=SCHEMA_VERSION - 1)
-    async with AsyncConnectionPool(empty_database.dsn("fun_platform_public_api"), min_size=1, open=False) as pool:
-        with pytest.raises(SchemaTooOld, match=rf"version {SCHEMA_VERSION - 1}, this release needs {SCHEMA_VERSION}"):
-            await require_schema(pool)
-    migrate(empty_database.dsn())
-    async with AsyncConnectionPool(empty_database.dsn("fun_platform_public_api"), min_size=1, open=False) as pool:
+async def test_services_refuse_an_older_schema_with_a_clear_message(
+    platform_database: TestDatabase, more_migrations: Path
+) -> None:
+    migrate(platform_database.dsn(), target=SCHEMA_VERSION)
+    dsn = platform_database.dsn("fun_platform_public_api")
+    async with AsyncConnectionPool(dsn, min_size=1, open=False) as pool:
         assert await require_schema(pool) == SCHEMA_VERSION
+        # A release that needs the next migration refuses this database until it is applied.
+        with pytest.raises(SchemaTooOld, match=rf"version {SCHEMA_VERSION}, this release needs {SCHEMA_VERSION + 1}"):
+            await require_schema(pool, needed=SCHEMA_VERSION + 1)
+    migrate(platform_database.dsn())
+    async with AsyncConnectionPool(dsn, min_size=1, open=False) as pool:
+        assert await require_schema(pool, needed=SCHEMA_VERSION + 1) == latest_version()

@@ -1,9 +1,8 @@
-"""The provisioning side's times lie within the years 1 to 9999 (migration 0017).
+"""The provisioning side's times lie within the years 1 to 9999 (CHECK constraints on its tables).
 
 psycopg's datetime and a protobuf Timestamp hold only those years, while PostgreSQL takes 'infinity',
 '-infinity' and times from 4713 BC to 294276 AD: one of those in a provisioning table would break every
-later staff read of its row. The constraint refuses the write instead, for every writer, and a database
-that already holds one is refused by the migration, unchanged.
+later staff read of its row. The constraint refuses the write instead, for every writer.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import psycopg
 import pytest
 from psycopg import errors, sql
 
-from db.migrate import applied_versions, migrate
 from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database
 
 # Every time column of the provisioning tables.
@@ -131,21 +129,3 @@ def test_a_ready_since_inserted_out_of_range_is_refused(refusing_database: TestD
             )
         assert refused.value.diag.constraint_name == "cluster_sync_state_ck_times_in_range"
         assert conn.execute(select, [cluster_id]).fetchone() == before
-
-
-def test_the_migration_refuses_a_database_already_holding_one(empty_database: TestDatabase) -> None:
-    migrate(empty_database.dsn(), target=16)
-    with psycopg.connect(empty_database.dsn()) as conn:
-        conn.execute(
-            "INSERT INTO tenant.organizations (name, alias, created) VALUES ('forever', 'Forever', '-infinity')"
-        )
-    with pytest.raises(errors.CheckViolation) as refused:
-        migrate(empty_database.dsn())
-    assert refused.value.diag.constraint_name == "organizations_ck_times_in_range"
-    with psycopg.connect(empty_database.dsn()) as conn:
-        assert max(applied_versions(conn)) == 16
-        row = conn.execute("SELECT count(*) FROM tenant.organizations WHERE created = '-infinity'").fetchone()
-        assert row == (1,)
-        # Once the row holds a real time, the same migration applies.
-        conn.execute("UPDATE tenant.organizations SET created = now() WHERE name = 'forever'")
-    assert migrate(empty_database.dsn()) == [17]

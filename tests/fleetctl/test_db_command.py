@@ -29,8 +29,17 @@ def test_roles_migrate_status_seed_in_order(empty_database: TestDatabase, capsys
     assert code == 1 and "run `fleet db migrate` first" in err
 
     assert run(capsys, "db", "roles", "--dsn", dsn)[0] == 0
-    code, out, _ = run(capsys, "db", "migrate", "--dsn", dsn, "--target", "1")
-    assert (code, out.strip()) == (0, "applied 1; schema version 1")
+    # Without the platform model (Fundament's tables) there is nothing to migrate onto.
+    code, _, err = run(capsys, "db", "migrate", "--dsn", dsn)
+    assert code == 1 and "platform model is missing" in err and "--platform-model" in err
+    code, out, _ = run(capsys, "db", "migrate", "--platform-model", "--dsn", dsn, "--target", "1")
+    assert (code, out.splitlines()) == (
+        0,
+        [
+            "platform model (the stand-in for Fundament's tenant tables): built",
+            "fleet inventory's migrations: applied 1; schema version 1",
+        ],
+    )
     code, out, _ = run(capsys, "db", "migrate", "--dsn", dsn)
     assert code == 0 and f"schema version {len(available())}" in out
     code, out, _ = run(capsys, "db", "status", "--dsn", dsn)
@@ -53,8 +62,8 @@ def test_without_dsn_the_server_is_migration_database_url(
     code, out, _ = run(capsys, "db", "status")
     assert code == 1 and "schema version 0" in out
     assert run(capsys, "db", "roles")[0] == 0
-    code, out, _ = run(capsys, "db", "migrate", "--target", "1")
-    assert (code, out.strip()) == (0, "applied 1; schema version 1")
+    code, out, _ = run(capsys, "db", "migrate", "--platform-model", "--target", "1")
+    assert code == 0 and out.splitlines()[-1] == "fleet inventory's migrations: applied 1; schema version 1"
     # --dsn still wins.
     unreachable = f"postgresql://postgres@127.0.0.1:{free_port()}/fleet"
     code, _, err = run(capsys, "db", "status", "--dsn", unreachable)

@@ -63,7 +63,7 @@ async def test_unusable_configuration_exits_2_naming_the_variable(variable: str,
 
 async def test_an_older_schema_is_refused_at_start(database: TestDatabase) -> None:
     with database.admin() as conn:
-        conn.execute("COMMENT ON SCHEMA tenant IS 'fleet inventory tenant model, schema version 1'")
+        conn.execute("COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 0'")
     rc, stderr = await run_to_exit(SCRIPT, environment(database.dsn(ROLE)))
     assert rc == 1
     refusal = [json.loads(line) for line in stderr.splitlines() if '"refusing to start"' in line]
