@@ -2,7 +2,7 @@
 
 The staff API derives what it shows from the cluster row, its `tenant.cluster_sync_state` row and
 the inventory loop's heartbeat with these pure functions. Where SQL must filter, page or count by the
-same rules, it calls the twins in `db/migrations/0004_cluster_status.sql` (`tenant.cluster_status`,
+same rules, it calls the twins in `db/migrations/0001_baseline.sql` (`tenant.cluster_status`,
 `tenant.cluster_needs_attention`, `tenant.cluster_is_updating`, `tenant.cluster_is_ready`,
 `tenant.snapshot_is_stale`); a test enumerates every combination of inputs and proves both agree.
 Status values are the lowercase member names, exactly what the SQL twin returns, so a status read

@@ -1,5 +1,5 @@
 -- The SQL of the fleet history (trends), run by the inventory loop as fun_cluster_worker after each
--- full round. Loaded by collector/inventory/history_store.py; table and pruning function in migration 0009.
+-- full round. Loaded by collector/inventory/history_store.py; table and pruning function in db/migrations.
 
 -- name: record_fleet_history
 -- Called by InventoryLoop.run_once after a full round: the fleet-wide totals of this round, and in
@@ -13,7 +13,7 @@ WITH inventory AS (
     FROM tenant.worker_heartbeats AS hb
     WHERE hb.loop = 'inventory'
 ),
--- Live clusters of live, non-system organizations, from the listing (migration 0012), which holds
+-- Live clusters of live, non-system organizations, from the listing, which holds
 -- each one's status, readiness, snapshot and live project and namespace counts.
 live AS MATERIALIZED (
     SELECT l.organization_id, l.status, l.ready,

@@ -16,7 +16,7 @@ LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
 -- name: update_shoot_status
 -- Called by StatusPoller.run_once: a cluster's shoot status moved; `shoot_status_changed` moves only
 -- when the status itself changed; `ready_since` (when the shoot entered the ready set) is kept by
--- the table's trigger (migration 0007), so a ready -> unhealthy flip does not move it.
+-- the table's trigger, so a ready -> unhealthy flip does not move it.
 UPDATE tenant.cluster_sync_state
 SET shoot_status = %(shoot_status)s,
     shoot_operation = %(shoot_operation)s,

@@ -1,6 +1,6 @@
-"""tenant.cluster_listing (migration 0012): the row per cluster that ListClusters pages and GetFleetSummary
+"""tenant.cluster_listing: the row per cluster that ListClusters pages and GetFleetSummary
 adds up, tenant.organization_totals that ListOrganizations reads, and tenant.cluster_search that its
-query matches (migration 0014), kept by triggers whoever writes the sources.
+query matches, kept by triggers whoever writes the sources.
 
 Each test compares the whole listing with what a direct reading of the sources says (written here
 independently of the migration), after writes made as the roles that make them in production: the
@@ -104,7 +104,7 @@ WHERE o.id <> %(system)s
 ORDER BY o.id
 """
 
-# The names ListClusters' query matches (migration 0014), straight from the sources and as kept.
+# The names ListClusters' query matches, straight from the sources and as kept.
 DIRECT_SEARCH = """
 SELECT c.id, lower(c.name), lower(o.name) || E'\\n' || lower(o.alias),
        lower(c.name) || E'\\n' || lower(o.name) || E'\\n' || lower(o.alias)

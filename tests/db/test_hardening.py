@@ -1,4 +1,4 @@
-"""The database boundary against a hostile process holding one of our roles (migration 0008).
+"""The database boundary against a hostile process holding one of our roles.
 
 Each property is checked for every service role from the catalog, and tried in practice:
 - only the worker can take the reconcile lock, and no other role can keep a pass from running;

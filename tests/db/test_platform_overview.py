@@ -142,7 +142,7 @@ def test_listing_an_organization_adds_it(platform: TestDatabase) -> None:
     ],
 )
 def test_every_later_write_is_in_the_next_answer(platform: TestDatabase, statement: str, acme: Row) -> None:
-    # The counts come from totals the writes keep (migration 0015): each kind of write moves them.
+    # The counts come from totals the writes keep: each kind of write moves them.
     with platform.admin() as conn:
         conn.execute(statement)
     assert overview(platform) == sorted([acme, ("empty", "Empty", 0, 0, 0)])
