@@ -1,20 +1,82 @@
--- 0001, the baseline: every object fleet inventory adds to the platform's database, as it stands
--- when the migrations written before it were squashed (they had run on no database outside tests and
--- demos). Forward-only from here: the next migrations are 0002, 0003, ... (docs/database.md,
--- 'Migrations').
+-- 0001, the baseline: every object fleet inventory adds to the platform's database. It squashes the
+-- migrations written before it (they had run on no database outside tests and demos) and applies onto
+-- Fundament's own database as Fundament has it (schema version 33). Forward-only from here: the next
+-- migrations are 0002, 0003, ... (docs/database.md, 'Migrations').
 --
--- What this relies on is the platform model (Fundament's tenant tables: organizations, clusters,
--- node_pools, projects, namespaces, cluster_sync_state), which Fundament's own migrations create in
--- production and db/fundament/tenant_model.sql stands in for in the demo and the tests. This file adds:
--- on the platform's tables, the `listed_publicly` column (FUN-23 §4), the staff API's read grants,
--- policies and indexes, and the triggers that keep the staff listing; and the tables, views and
--- functions of FUN-23 (snapshots, heartbeats, the shoot mirror, drift findings, the ledger, history,
--- the listing, the public overview function).
+-- What this relies on is the platform model: Fundament's tenant tables (organizations, clusters,
+-- node_pools, projects, namespaces, cluster_outbox), its roles and its system organization, which
+-- Fundament's own migrations create in production and db/fundament/tenant_model.sql stands in for in
+-- the demo and the tests. It first checks that they are there and refuses, naming what is missing.
+--
+-- It adds only objects of its own, and never alters Fundament's: on Fundament's tables the
+-- `listed_publicly` column (FUN-23 §4) with its audit trigger, the staff API's read grants and
+-- policies, indexes for the staff queries and the triggers that keep the staff listing, each named
+-- `fleet_…` so that none can collide with an object a later Fundament release adds; and the tables,
+-- views and functions of FUN-23 (snapshots, heartbeats, the shoot mirror, drift findings, the ledger,
+-- history, the listing, the public overview function). It never writes public.schema_migrations
+-- (Fundament's services refuse to start unless its version is exactly theirs). Nothing here may block
+-- an operation of Fundament's: no foreign key of ours points at an organization except from derived
+-- rows that go with it (ON DELETE CASCADE), and the triggers of ours on Fundament's tables only refresh
+-- derived rows.
 --
 -- fun_cluster_worker may SELECT, INSERT and UPDATE (named columns of) its tables and never DELETE
 -- (rows are resolved, destroyed or soft-deleted instead); fun_platform_admin_api reads; the anonymous
 -- fun_platform_public_api may only run tenant.platform_overview().
 SET LOCAL lock_timeout = '10s';
+
+-- What this relies on, checked first: a database without it is refused with every missing object named.
+DO $platform_model$
+DECLARE
+    needed constant text[][] := ARRAY[
+        ['tenant.organizations', 'id,name,alias,created,deleted'],
+        ['tenant.clusters', 'id,organization_id,name,region,kubernetes_version,created,deleted,shoot_status,'
+                            'shoot_status_message,shoot_status_updated,outbox_status,outbox_retries,outbox_error'],
+        ['tenant.node_pools', 'id,cluster_id,name,machine_type,autoscale_min,autoscale_max,created,deleted'],
+        ['tenant.projects', 'id,cluster_id,name,alias,created,deleted'],
+        ['tenant.namespaces', 'id,project_id,name,created,deleted'],
+        ['tenant.cluster_outbox', 'id,cluster_id,status,processed,created']
+    ];
+    missing text[] := '{}';
+    relation text;
+    column_name text;
+    role_name text;
+BEGIN
+    FOR i IN 1 .. array_length(needed, 1) LOOP
+        relation := needed[i][1];
+        IF to_regclass(relation) IS NULL THEN
+            missing := missing || format('table %s', relation);
+            CONTINUE;
+        END IF;
+        FOREACH column_name IN ARRAY string_to_array(needed[i][2], ',') LOOP
+            IF NOT EXISTS (
+                SELECT 1 FROM pg_catalog.pg_attribute AS a
+                WHERE a.attrelid = to_regclass(relation) AND a.attname = column_name AND a.attnum > 0
+                  AND NOT a.attisdropped
+            ) THEN
+                missing := missing || format('column %s.%s', relation, column_name);
+            END IF;
+        END LOOP;
+    END LOOP;
+    FOREACH role_name IN ARRAY ARRAY['fun_owner', 'fun_cluster_worker', 'fun_platform_admin_api',
+                                     'fun_platform_public_api'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = role_name) THEN
+            missing := missing || format('role %s', role_name);
+        END IF;
+    END LOOP;
+    IF to_regclass('tenant.organizations') IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM tenant.organizations
+        WHERE id = '019b4000-0000-7000-8000-000000000000' AND name = 'system'
+    ) THEN
+        missing := missing || 'the system organization (019b4000-0000-7000-8000-000000000000, system)'::text;
+    END IF;
+    IF cardinality(missing) > 0 THEN
+        RAISE EXCEPTION 'the platform model fleet inventory applies onto is incomplete; missing: %',
+            array_to_string(missing, '; ')
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'apply fleet inventory onto Fundament''s database (schema version 33 or later)';
+    END IF;
+END
+$platform_model$;
 
 GRANT USAGE ON SCHEMA tenant TO fun_platform_public_api, fun_platform_admin_api;
 
@@ -22,11 +84,12 @@ GRANT USAGE ON SCHEMA tenant TO fun_platform_public_api, fun_platform_admin_api;
 -- grant at all instead, so a function added later is private until a migration grants it.
 ALTER DEFAULT PRIVILEGES FOR ROLE fun_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 
--- The platform's own organization: owns first-party things, is no tenant, and every
--- cross-organization query (public or staff) leaves it out through this one function.
+-- The platform's own organization (Fundament seeds it in every environment): owns first-party things,
+-- is no tenant, and every cross-organization query (public or staff) leaves it out through this one
+-- function. common/organizations.py holds the same id, and a test holds the two equal.
 CREATE FUNCTION tenant.system_organization_id() RETURNS uuid
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT '00000000-0000-0000-0000-000000000001'::uuid $$;
+    AS $$ SELECT '019b4000-0000-7000-8000-000000000000'::uuid $$;
 REVOKE EXECUTE ON FUNCTION tenant.system_organization_id() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tenant.system_organization_id() TO fun_platform_admin_api, fun_cluster_worker;
 
@@ -42,50 +105,55 @@ CREATE EXTENSION pg_trgm SCHEMA fleet_ext;
 
 -- The platform's tables: what fleet inventory adds ------------------------------------------------
 
--- organizations: FUN-23 §4's opt-in to the public overview, false until an operator lists one.
+-- organizations: FUN-23 §4's opt-in to the public overview, false until an operator lists one. Every
+-- change of it is recorded (organization_listing_changes, below), whoever makes it.
 ALTER TABLE tenant.organizations ADD COLUMN listed_publicly boolean NOT NULL DEFAULT false;
--- The system organization is never in the public overview, whatever anyone writes.
-ALTER TABLE tenant.organizations ADD CONSTRAINT organizations_ck_system_unlisted CHECK (
-    id <> '00000000-0000-0000-0000-000000000001'::uuid OR NOT listed_publicly
+-- The system organization is never in the public overview, whatever anyone writes. Fundament never
+-- writes this column, so the constraint can refuse none of its writes.
+ALTER TABLE tenant.organizations ADD CONSTRAINT fleet_organizations_ck_system_unlisted CHECK (
+    id <> '019b4000-0000-7000-8000-000000000000'::uuid OR NOT listed_publicly
 );
 -- ListOrganizations pages by (name, id), (alias, name, id) or (created, name, id), over live and
 -- deleted rows alike; its query matches lower(name) and lower(alias).
-CREATE INDEX organizations_idx_name_id ON tenant.organizations (name, id);
-CREATE INDEX organizations_idx_alias_name_id ON tenant.organizations (alias, name, id);
-CREATE INDEX organizations_idx_created_name_id ON tenant.organizations (created, name, id);
-CREATE INDEX organizations_idx_name_trgm ON tenant.organizations USING gin (lower(name) fleet_ext.gin_trgm_ops);
-CREATE INDEX organizations_idx_alias_trgm ON tenant.organizations USING gin (lower(alias) fleet_ext.gin_trgm_ops);
-CREATE INDEX organizations_idx_name_prefix ON tenant.organizations (lower(name) text_pattern_ops);
-CREATE INDEX organizations_idx_alias_prefix ON tenant.organizations (lower(alias) text_pattern_ops);
+CREATE INDEX fleet_organizations_idx_name_id ON tenant.organizations (name, id);
+CREATE INDEX fleet_organizations_idx_alias_name_id ON tenant.organizations (alias, name, id);
+CREATE INDEX fleet_organizations_idx_created_name_id ON tenant.organizations (created, name, id);
+CREATE INDEX fleet_organizations_idx_name_trgm ON tenant.organizations USING gin (lower(name) fleet_ext.gin_trgm_ops);
+CREATE INDEX fleet_organizations_idx_alias_trgm ON tenant.organizations
+    USING gin (lower(alias) fleet_ext.gin_trgm_ops);
+CREATE INDEX fleet_organizations_idx_name_prefix ON tenant.organizations (lower(name) text_pattern_ops);
+CREATE INDEX fleet_organizations_idx_alias_prefix ON tenant.organizations (lower(alias) text_pattern_ops);
 
 -- clusters, by name, organization and region; live ones per organization (the counts).
-CREATE INDEX clusters_idx_name_id ON tenant.clusters (name, id);
-CREATE INDEX clusters_idx_organization_name_id ON tenant.clusters (organization_id, name, id);
-CREATE INDEX clusters_idx_region_name_id ON tenant.clusters (region, name, id);
-CREATE INDEX clusters_idx_live_organization ON tenant.clusters (organization_id) WHERE deleted IS NULL;
+CREATE INDEX fleet_clusters_idx_name_id ON tenant.clusters (name, id);
+CREATE INDEX fleet_clusters_idx_organization_name_id ON tenant.clusters (organization_id, name, id);
+CREATE INDEX fleet_clusters_idx_region_name_id ON tenant.clusters (region, name, id);
+CREATE INDEX fleet_clusters_idx_live_organization ON tenant.clusters (organization_id) WHERE deleted IS NULL;
 
-CREATE INDEX node_pools_idx_cluster_name ON tenant.node_pools (cluster_id, name);
+CREATE INDEX fleet_node_pools_idx_cluster_name ON tenant.node_pools (cluster_id, name);
 
 -- GetCluster lists a cluster's projects by name; counts walk live projects per cluster.
-CREATE INDEX projects_idx_cluster_name_id ON tenant.projects (cluster_id, name, id);
-CREATE INDEX projects_idx_live_cluster ON tenant.projects (cluster_id) WHERE deleted IS NULL;
+CREATE INDEX fleet_projects_idx_cluster_name_id ON tenant.projects (cluster_id, name, id);
+CREATE INDEX fleet_projects_idx_live_cluster ON tenant.projects (cluster_id) WHERE deleted IS NULL;
 
 -- GetCluster lists namespaces per project by name (deleted ones included for history views); counts
 -- walk live namespaces per project; SearchNamespaces walks a name's live namespaces by (name, id).
-CREATE INDEX namespaces_idx_project_name_id ON tenant.namespaces (project_id, name, id);
-CREATE INDEX namespaces_idx_live_project ON tenant.namespaces (project_id) WHERE deleted IS NULL;
-CREATE INDEX namespaces_idx_live_name_id ON tenant.namespaces (name, id) WHERE deleted IS NULL;
+CREATE INDEX fleet_namespaces_idx_project_name_id ON tenant.namespaces (project_id, name, id);
+CREATE INDEX fleet_namespaces_idx_live_name_id ON tenant.namespaces (name, id) WHERE deleted IS NULL;
 
--- The staff API reads every platform table, through USING (true) policies; it writes nothing.
-GRANT SELECT ON tenant.organizations, tenant.clusters, tenant.node_pools, tenant.projects, tenant.namespaces,
-    tenant.cluster_sync_state TO fun_platform_admin_api;
-CREATE POLICY organizations_admin_api_read ON tenant.organizations FOR SELECT TO fun_platform_admin_api USING (true);
-CREATE POLICY clusters_admin_api_read ON tenant.clusters FOR SELECT TO fun_platform_admin_api USING (true);
-CREATE POLICY node_pools_admin_api_read ON tenant.node_pools FOR SELECT TO fun_platform_admin_api USING (true);
-CREATE POLICY projects_admin_api_read ON tenant.projects FOR SELECT TO fun_platform_admin_api USING (true);
-CREATE POLICY namespaces_admin_api_read ON tenant.namespaces FOR SELECT TO fun_platform_admin_api USING (true);
-CREATE POLICY cluster_sync_state_admin_api_read ON tenant.cluster_sync_state
+-- A cluster's first completed sync: "a sync ever completed" (the sync state's first_completed).
+CREATE INDEX fleet_cluster_outbox_idx_cluster_completed ON tenant.cluster_outbox (cluster_id, id)
+    WHERE status = 'completed' AND cluster_id IS NOT NULL;
+
+-- The staff API reads every platform table it shows, through USING (true) policies; it writes nothing.
+GRANT SELECT ON tenant.organizations, tenant.clusters, tenant.node_pools, tenant.projects, tenant.namespaces
+    TO fun_platform_admin_api;
+CREATE POLICY fleet_organizations_admin_api_read ON tenant.organizations
     FOR SELECT TO fun_platform_admin_api USING (true);
+CREATE POLICY fleet_clusters_admin_api_read ON tenant.clusters FOR SELECT TO fun_platform_admin_api USING (true);
+CREATE POLICY fleet_node_pools_admin_api_read ON tenant.node_pools FOR SELECT TO fun_platform_admin_api USING (true);
+CREATE POLICY fleet_projects_admin_api_read ON tenant.projects FOR SELECT TO fun_platform_admin_api USING (true);
+CREATE POLICY fleet_namespaces_admin_api_read ON tenant.namespaces FOR SELECT TO fun_platform_admin_api USING (true);
 
 -- The cluster status rules ------------------------------------------------------------------------
 
@@ -97,7 +165,7 @@ CREATE POLICY cluster_sync_state_admin_api_read ON tenant.cluster_sync_state
 -- the caller's rights and read no table.
 
 -- The console status of a cluster. `deleted`: the cluster row is soft-deleted. `sync_status` NULL
--- means the cluster has no cluster_sync_state row. `ever_completed`: first_completed IS NOT NULL.
+-- means the cluster has no sync state (tenant.fleet_sync_state). `ever_completed`: first_completed IS NOT NULL.
 CREATE FUNCTION tenant.cluster_status(
     deleted boolean, sync_status text, shoot_status text, shoot_operation text, ever_completed boolean
 ) RETURNS text
@@ -145,8 +213,8 @@ AS $$
 $$;
 
 -- Staleness: a ready cluster whose snapshot is older than three inventory intervals, as
--- the collector last recorded its interval. Not stale: a cluster ready (`ready_since`, kept by the
--- trigger on cluster_sync_state) for less than three intervals; anything before the collector ever ran
+-- the collector last recorded its interval. Not stale: a cluster ready (`ready_since`, from the
+-- sync state) for less than three intervals; anything before the collector ever ran
 -- (`interval_seconds` NULL). A ready cluster never collected (`observed` NULL) is stale once it has
 -- been ready, and the collector has been running (`collector_since`, its first completed pass), for
 -- three intervals: by then it had three chances to read it. `as_of` is the time of the question.
@@ -188,63 +256,91 @@ GRANT EXECUTE ON FUNCTION
     tenant.snapshot_is_stale(boolean, timestamptz, timestamptz, integer, timestamptz, timestamptz)
 TO fun_platform_admin_api, fun_cluster_worker;
 
--- cluster_sync_state: when a cluster turned ready -------------------------------------------------
+-- The sync state, as fleet inventory reads it ----------------------------------------------------
 
--- ready_since: when the cluster's shoot entered the ready set (shoot_status ready or unhealthy, the
--- shoot statuses the collector reads), NULL while it is outside it. FUN-23 grants a cluster that
--- turned ready less than three inventory intervals ago time before its snapshot may be called stale;
--- shoot_status_changed moves on every change (ready -> unhealthy too), so keying the grace on it would
--- excuse an old snapshot for three more intervals after any flip. A trigger keeps the column, whoever
--- writes the row (the provisioning side in production, the seed and the demo's status poller here):
--- entering the set sets it to the change's time, moving within the set keeps it, leaving the set
--- clears it.
-ALTER TABLE tenant.cluster_sync_state ADD COLUMN ready_since timestamptz;
+-- Fundament keeps a cluster's sync state as columns on tenant.clusters (the status poller writes
+-- shoot_status, its message and time; a trigger copies the latest cluster_outbox row's status,
+-- retries and error) and in the outbox itself (whether a sync ever completed). This view puts it in
+-- FUN-23's vocabulary, one row per cluster the provisioning side has said anything about (no row:
+-- PROVISIONING). It is named fleet_… because a later Fundament release has a view of its own called
+-- cluster_sync_state.
+--
+-- shoot_status: Fundament's value, except two its poller encodes in the message: a ready shoot whose
+-- conditions are not all healthy is `unhealthy`, and a shoot not found after a sync ever completed is
+-- `missing` (reference: the producer rules of Fundament's GetShootStatus). shoot_operation: the
+-- operation a progressing shoot's message names ("Create: …", "Reconcile: …"; "Shoot is being
+-- created" has no operation yet and is a create), `delete` for a deleting one.
+--
+-- Times from the provisioning side's writers decide staleness, so they are clamped to this database's
+-- clock: a status time in the future (another writer's clock running ahead) counts as now, never as a
+-- longer grace (`shoot_status_changed`, `ready_since`). `ready_since` is when the shoot entered the
+-- ready set (ready or unhealthy): Fundament's poller stops polling a ready cluster, so its status time
+-- is when it turned ready. `sync_updated` is when the latest cluster row of the outbox was written or
+-- processed.
+CREATE VIEW tenant.fleet_sync_state WITH (security_invoker = true) AS
+SELECT c.id AS cluster_id,
+       coalesce(c.outbox_status, 'pending') AS sync_status,
+       c.outbox_retries AS sync_attempts,
+       c.outbox_error AS sync_error,
+       (SELECT least(coalesce(o.processed, o.created), now())
+        FROM tenant.cluster_outbox AS o
+        WHERE o.cluster_id = c.id
+        ORDER BY o.id DESC
+        LIMIT 1) AS sync_updated,
+       first.completed AS first_completed,
+       x.shoot_status,
+       CASE
+           WHEN c.shoot_status = 'progressing' THEN CASE
+               WHEN c.shoot_status_message = 'Shoot is being created' THEN 'create'
+               WHEN lower(split_part(c.shoot_status_message, ':', 1)) IN ('create', 'reconcile', 'delete', 'migrate',
+                                                                         'restore')
+                   THEN lower(split_part(c.shoot_status_message, ':', 1))
+           END
+           WHEN c.shoot_status IN ('deleting', 'deleted') THEN 'delete'
+       END AS shoot_operation,
+       c.shoot_status_message AS shoot_message,
+       least(coalesce(c.shoot_status_updated, c.created), now()) AS shoot_status_changed,
+       CASE WHEN x.shoot_status IN ('ready', 'unhealthy')
+           THEN least(coalesce(c.shoot_status_updated, c.created), now())
+       END AS ready_since
+FROM tenant.clusters AS c
+LEFT JOIN LATERAL (
+    SELECT coalesce(o.processed, o.created) AS completed
+    FROM tenant.cluster_outbox AS o
+    WHERE o.cluster_id = c.id AND o.status = 'completed'
+    ORDER BY o.id
+    LIMIT 1
+) AS first ON true
+CROSS JOIN LATERAL (
+    SELECT CASE
+        WHEN c.shoot_status = 'ready' AND c.shoot_status_message = 'Shoot reconciled but not all conditions healthy'
+            THEN 'unhealthy'
+        WHEN c.shoot_status = 'pending' AND c.shoot_status_message = 'Shoot not found in Gardener'
+             AND first.completed IS NOT NULL
+            THEN 'missing'
+        ELSE c.shoot_status
+    END AS shoot_status
+) AS x
+WHERE c.outbox_status IS NOT NULL OR c.shoot_status IS NOT NULL;
 
-CREATE FUNCTION tenant.cluster_sync_state_keep_ready_since() RETURNS trigger
-    LANGUAGE plpgsql
-    SET search_path = pg_catalog, pg_temp
+ALTER VIEW tenant.fleet_sync_state OWNER TO fun_owner;
+REVOKE ALL ON tenant.fleet_sync_state FROM PUBLIC;
+GRANT SELECT ON tenant.fleet_sync_state TO fun_platform_admin_api, fun_cluster_worker;
+-- The view reads the outbox with the caller's rights: the staff role may read it (it has no row
+-- security; the worker may already, as Fundament grants).
+GRANT SELECT ON tenant.cluster_outbox TO fun_platform_admin_api;
+
+-- Status times in the future, as this database's clock sees them (the worker counts them each round,
+-- fleet_inventory_skewed_status_times): the sync state clamps them, this says how many it clamped.
+CREATE FUNCTION tenant.skewed_status_times() RETURNS bigint
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
-BEGIN
-    IF NEW.shoot_status NOT IN ('ready', 'unhealthy') THEN
-        NEW.ready_since := NULL;
-    ELSIF TG_OP = 'INSERT' THEN
-        NEW.ready_since := coalesce(NEW.ready_since, NEW.shoot_status_changed);
-    ELSIF OLD.shoot_status IN ('ready', 'unhealthy') THEN
-        NEW.ready_since := coalesce(OLD.ready_since, NEW.shoot_status_changed);
-    ELSIF NEW.shoot_status_changed IS DISTINCT FROM OLD.shoot_status_changed THEN
-        NEW.ready_since := NEW.shoot_status_changed;
-    ELSE
-        -- Turned ready without the writer moving shoot_status_changed: now is the best known time.
-        NEW.ready_since := now();
-    END IF;
-    RETURN NEW;
-END
+    SELECT count(*) FROM tenant.clusters
+    WHERE tenant.clusters.shoot_status_updated > now() AND tenant.clusters.deleted IS NULL
 $$;
-ALTER FUNCTION tenant.cluster_sync_state_keep_ready_since() OWNER TO fun_owner;
-REVOKE EXECUTE ON FUNCTION tenant.cluster_sync_state_keep_ready_since() FROM PUBLIC;
-
-CREATE TRIGGER cluster_sync_state_ready_since
-    BEFORE INSERT OR UPDATE ON tenant.cluster_sync_state
-    FOR EACH ROW EXECUTE FUNCTION tenant.cluster_sync_state_keep_ready_since();
-
-ALTER TABLE tenant.cluster_sync_state
-    ADD CONSTRAINT cluster_sync_state_ck_ready_since CHECK ((ready_since IS NOT NULL) = (shoot_status IN ('ready', 'unhealthy')));
-
--- The provisioning side's times lie within the years 1 to 9999 (UTC): psycopg's datetime and a
--- protobuf Timestamp hold only those, so a time outside them would break every later staff read of
--- the row. The platform's other tables are held to the same range by their own constraints.
-ALTER TABLE tenant.cluster_sync_state ADD CONSTRAINT cluster_sync_state_ck_times_in_range CHECK (
-    sync_updated BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59.999999+00'
-    AND shoot_status_changed BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59.999999+00'
-    AND (first_completed IS NULL OR first_completed BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59.999999+00')
-    AND (ready_since IS NULL OR ready_since BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59.999999+00')
-);
-
--- The status of a live cluster, as an expression index: ListClusters' status filter on live clusters
--- spells exactly this expression, so ANALYZE keeps statistics on it and the planner knows how common
--- each status is (a function it cannot see into it would guess at).
-CREATE INDEX cluster_sync_state_idx_live_status ON tenant.cluster_sync_state
-    (tenant.cluster_status(false, sync_status, shoot_status, shoot_operation, first_completed IS NOT NULL));
+ALTER FUNCTION tenant.skewed_status_times() OWNER TO fun_owner;
+REVOKE EXECUTE ON FUNCTION tenant.skewed_status_times() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tenant.skewed_status_times() TO fun_cluster_worker;
 
 -- The tables of FUN-23 -----------------------------------------------------------------------------
 --
@@ -340,21 +436,28 @@ CREATE POLICY namespace_snapshots_admin_api_read ON tenant.namespace_snapshots
 CREATE POLICY namespace_snapshots_cluster_worker_write ON tenant.namespace_snapshots
     FOR ALL TO fun_cluster_worker USING (true) WITH CHECK (true);
 
--- worker_heartbeats: one row per periodic loop. `last_completed` is when the loop last completed a
--- pass (inventory: queued a round; reconcile: stored a listing) and `interval_seconds` its interval
--- then; staleness is measured in those intervals. `first_completed` keeps when the loop first
+-- worker_heartbeats: one row per periodic loop and shard. `last_completed` is when the loop last
+-- completed a pass (inventory: queued a round; reconcile: stored a listing) and `interval_seconds` its
+-- interval then; staleness is measured in those intervals. `first_completed` keeps when the loop first
 -- ever completed a pass (the default fills it on the first insert; an upsert leaves it alone), so a
 -- cluster the collector never read is only called stale once the collector had time to read it.
+-- `shard` is `i/N`: the inventory split over N processes (INVENTORY_SHARD) writes one row per shard,
+-- so each reports its own freshness; a loop that is not split is `0/1`.
 CREATE TABLE tenant.worker_heartbeats (
     loop text NOT NULL,
     last_completed timestamptz NOT NULL,
     interval_seconds integer NOT NULL,
     first_completed timestamptz NOT NULL DEFAULT now(),
     details jsonb NOT NULL DEFAULT '{}'::jsonb,
-    CONSTRAINT worker_heartbeats_pk PRIMARY KEY (loop),
+    shard text NOT NULL DEFAULT '0/1',
+    CONSTRAINT worker_heartbeats_pk PRIMARY KEY (loop, shard),
     CONSTRAINT worker_heartbeats_ck_loop CHECK (loop IN ('inventory', 'reconcile')),
     CONSTRAINT worker_heartbeats_ck_interval CHECK (interval_seconds > 0),
-    CONSTRAINT worker_heartbeats_ck_details CHECK (jsonb_typeof(details) = 'object')
+    CONSTRAINT worker_heartbeats_ck_details CHECK (jsonb_typeof(details) = 'object'),
+    CONSTRAINT worker_heartbeats_ck_shard CHECK (
+        shard ~ '^[0-9]{1,4}/[0-9]{1,4}$'
+        AND split_part(shard, '/', 1)::integer < split_part(shard, '/', 2)::integer
+    )
 );
 ALTER TABLE tenant.worker_heartbeats ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON tenant.worker_heartbeats TO fun_platform_admin_api;
@@ -366,6 +469,28 @@ CREATE POLICY worker_heartbeats_admin_api_read ON tenant.worker_heartbeats
     FOR SELECT TO fun_platform_admin_api USING (true);
 CREATE POLICY worker_heartbeats_cluster_worker_write ON tenant.worker_heartbeats
     FOR ALL TO fun_cluster_worker USING (true) WITH CHECK (true);
+
+-- worker_loops: one row per loop, over the shards of its current split (the N of the row written
+-- last; rows of an earlier split are history). A loop is as fresh as its oldest shard, so a shard
+-- that stopped shows; `shards_reporting` below `shards` says that a shard has not reported yet.
+CREATE VIEW tenant.worker_loops WITH (security_invoker = true) AS
+SELECT h.loop,
+       current.shards,
+       count(*)::integer AS shards_reporting,
+       min(h.last_completed) AS last_completed,
+       max(h.last_completed) AS newest_completed,
+       max(h.interval_seconds) AS interval_seconds,
+       min(h.first_completed) AS first_completed
+FROM tenant.worker_heartbeats AS h
+JOIN (
+    SELECT DISTINCT ON (w.loop) w.loop, split_part(w.shard, '/', 2)::integer AS shards
+    FROM tenant.worker_heartbeats AS w
+    ORDER BY w.loop, w.last_completed DESC
+) AS current ON current.loop = h.loop AND split_part(h.shard, '/', 2)::integer = current.shards
+GROUP BY h.loop, current.shards;
+ALTER VIEW tenant.worker_loops OWNER TO fun_owner;
+REVOKE ALL ON tenant.worker_loops FROM PUBLIC;
+GRANT SELECT ON tenant.worker_loops TO fun_platform_admin_api, fun_cluster_worker;
 
 -- gardener_shoots: every shoot reconcile listed, upserted by uid, soft-deleted when no longer
 -- listed. The raw label values are kept as they were (a label may be no UUID at all, or name a
@@ -418,6 +543,8 @@ CREATE TABLE tenant.drift_findings (
     last_detected timestamptz NOT NULL,
     resolved timestamptz,
     -- The organization a finding concerns when no cluster is (an unlabeled shoot: its project's owner).
+    -- No foreign key: a finding is history, kept when the organization is deleted for good, and its
+    -- details name the organization as it was.
     organization_id uuid,
     CONSTRAINT drift_findings_pk PRIMARY KEY (id),
     CONSTRAINT drift_findings_ck_kind CHECK (kind IN (
@@ -431,8 +558,7 @@ CREATE TABLE tenant.drift_findings (
     CONSTRAINT drift_findings_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters (id),
     -- Reconcile stores shoots and findings in one transaction; checking at commit frees it from an order.
     CONSTRAINT drift_findings_fk_shoot FOREIGN KEY (shoot_uid) REFERENCES tenant.gardener_shoots (uid)
-        DEFERRABLE INITIALLY DEFERRED,
-    CONSTRAINT drift_findings_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations (id)
+        DEFERRABLE INITIALLY DEFERRED
 );
 CREATE UNIQUE INDEX drift_findings_uq_open_kind_subject ON tenant.drift_findings (kind, subject) WHERE resolved IS NULL;
 -- ListDriftFindings pages open findings by (first_detected, id), optionally of one kind.
@@ -601,28 +727,32 @@ $$;
 REVOKE EXECUTE ON FUNCTION tenant.prune_fleet_history(timestamptz, timestamptz) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tenant.prune_fleet_history(timestamptz, timestamptz) TO fun_cluster_worker;
 
--- organization_listing_changes: every change of organizations.listed_publicly made by the operator
--- command `fleet org list|unlist`, with who, when and why. Append-only: no role may UPDATE or DELETE
--- it, and a trigger refuses both (and TRUNCATE) even to the owner and superusers.
+-- organization_listing_changes: every change of organizations.listed_publicly, whoever makes it: a
+-- trigger on organizations records it, so a change made with plain SQL (as an operator following FUN-23
+-- §4 might) is recorded too. `fleet org list|unlist` names its author and reason for the row through
+-- two settings of its transaction (fleet.listing_changed_by, fleet.listing_reason); without them the
+-- row says who the session was and that no reason was given. The organization's name and alias are
+-- kept in the row and there is no foreign key, so the record outlives the organization, even one
+-- deleted for good (funops does that). Append-only: no role may UPDATE or DELETE it, and a trigger
+-- refuses both (and TRUNCATE) to everyone, the owner included. A superuser is trusted: it can turn
+-- triggers off (session_replication_role) like any other guard of the database.
 CREATE TABLE tenant.organization_listing_changes (
     id uuid NOT NULL DEFAULT gen_random_uuid(),
     organization_id uuid NOT NULL,
+    organization_name text NOT NULL,
+    organization_alias text NOT NULL,
     -- The value listed_publicly was set to, and the one it had before.
     listed_publicly boolean NOT NULL,
     previously_listed boolean NOT NULL,
-    -- Who made the change: the operator's OS user, or what `--by` named.
+    -- Who made the change: what `fleet org` was told (`--by`, else the operator's OS user), else the
+    -- database session's user.
     changed_by text NOT NULL,
     reason text NOT NULL,
     changed timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT organization_listing_changes_pk PRIMARY KEY (id),
-    CONSTRAINT organization_listing_changes_fk_organization FOREIGN KEY (organization_id)
-        REFERENCES tenant.organizations (id),
     CONSTRAINT organization_listing_changes_ck_changed CHECK (listed_publicly <> previously_listed),
     CONSTRAINT organization_listing_changes_ck_changed_by CHECK (char_length(changed_by) BETWEEN 1 AND 255),
-    CONSTRAINT organization_listing_changes_ck_reason CHECK (char_length(btrim(reason)) BETWEEN 1 AND 1000),
-    CONSTRAINT organization_listing_changes_ck_not_system CHECK (
-        organization_id <> '00000000-0000-0000-0000-000000000001'::uuid
-    )
+    CONSTRAINT organization_listing_changes_ck_reason CHECK (char_length(btrim(reason)) BETWEEN 1 AND 1000)
 );
 -- GetOrganization shows an organization's changes, newest first.
 CREATE INDEX organization_listing_changes_idx_organization
@@ -651,13 +781,41 @@ GRANT SELECT ON tenant.organization_listing_changes TO fun_platform_admin_api;
 CREATE POLICY organization_listing_changes_admin_api_read ON tenant.organization_listing_changes
     FOR SELECT TO fun_platform_admin_api USING (true);
 
+-- Records a change of listed_publicly (an organization made listed counts as one). Runs as the owner:
+-- whoever may write the column may leave its record, and nobody needs a grant on the table for it.
+CREATE FUNCTION tenant.record_listing_change() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    previously boolean := CASE WHEN TG_OP = 'INSERT' THEN false ELSE OLD.listed_publicly END;
+BEGIN
+    IF NEW.listed_publicly IS DISTINCT FROM previously THEN
+        INSERT INTO tenant.organization_listing_changes
+            (organization_id, organization_name, organization_alias, listed_publicly, previously_listed,
+             changed_by, reason)
+        VALUES (
+            NEW.id, NEW.name, NEW.alias, NEW.listed_publicly, previously,
+            coalesce(nullif(current_setting('fleet.listing_changed_by', true), ''), session_user::text),
+            coalesce(nullif(current_setting('fleet.listing_reason', true), ''),
+                     'changed outside `fleet org`: no reason given')
+        );
+    END IF;
+    RETURN NULL;
+END
+$$;
+ALTER FUNCTION tenant.record_listing_change() OWNER TO fun_owner;
+REVOKE EXECUTE ON FUNCTION tenant.record_listing_change() FROM PUBLIC;
+CREATE TRIGGER fleet_organizations_listing_audit
+    AFTER INSERT OR UPDATE OF listed_publicly ON tenant.organizations
+    FOR EACH ROW EXECUTE FUNCTION tenant.record_listing_change();
+
 -- The staff listing --------------------------------------------------------------------------------
 
 -- tenant.cluster_listing: one maintained row per non-system cluster holding every key
 -- ListClusters filters and sorts by, so that every filter and order combination is served by an index;
 -- the names SearchNamespaces walks; the Kubernetes names of namespaces as an index expression.
 --
--- Why a table: a cluster's sort keys live in four tables (clusters, organizations, cluster_sync_state,
+-- Why a table: a cluster's sort keys live in four places (clusters, organizations, the sync state,
 -- cluster_snapshots), so no index can hold (pods, name, id) or (status, observed, name, id), and a
 -- page sorted by pods had to sort every matching cluster. Snapshots stay tables of their own and no
 -- column is added to clusters (a change to a cluster row has side effects in Fundament); the listing is
@@ -683,7 +841,7 @@ CREATE TABLE tenant.cluster_listing (
     cluster_deleted boolean NOT NULL,
     -- The cluster and its organization are live.
     live boolean NOT NULL,
-    -- The status inputs (cluster_sync_state; NULL without a row), and the status they give.
+    -- The status inputs (tenant.fleet_sync_state; NULL without a row), and the status they give.
     sync_status text,
     shoot_status text,
     shoot_operation text,
@@ -760,7 +918,9 @@ CREATE TABLE tenant.organization_totals (
     pods bigint NOT NULL,
     clusters_needing_attention integer NOT NULL,
     CONSTRAINT organization_totals_pk PRIMARY KEY (organization_id),
+    -- Derived: the row goes with its organization, whatever deletes it.
     CONSTRAINT organization_totals_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations (id)
+        ON DELETE CASCADE
 );
 ALTER TABLE tenant.organization_totals OWNER TO fun_owner;
 ALTER TABLE tenant.organization_totals ENABLE ROW LEVEL SECURITY;
@@ -854,7 +1014,7 @@ BEGIN
            coalesce(per.projects, 0), coalesce(per.namespaces, 0)
     FROM tenant.clusters AS c
     JOIN tenant.organizations AS o ON o.id = c.organization_id
-    LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+    LEFT JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
     LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
     LEFT JOIN LATERAL (
         SELECT count(*) AS projects, sum((SELECT count(*) FROM tenant.namespaces AS n
@@ -929,12 +1089,16 @@ BEGIN
 END
 $$;
 
--- cluster_sync_state: keyed by cluster_id.
-CREATE FUNCTION tenant.cluster_listing_from_cluster_rows() RETURNS trigger
+-- cluster_outbox: a cluster's rows move its sync state's first_completed and sync_updated (the
+-- statuses themselves reach the cluster row through Fundament's trigger, and so the clusters trigger).
+-- The outbox also queues node pool, namespace and membership rows, which move no listing row.
+CREATE FUNCTION tenant.cluster_listing_from_outbox() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    PERFORM tenant.refresh_cluster_listing(ARRAY(SELECT DISTINCT t.cluster_id FROM changed AS t));
+    PERFORM tenant.refresh_cluster_listing(ARRAY(
+        SELECT DISTINCT t.cluster_id FROM changed AS t WHERE t.cluster_id IS NOT NULL
+    ));
     RETURN NULL;
 END
 $$;
@@ -1016,40 +1180,43 @@ $$;
 
 ALTER FUNCTION tenant.cluster_listing_from_clusters() OWNER TO fun_owner;
 ALTER FUNCTION tenant.cluster_listing_from_organizations() OWNER TO fun_owner;
-ALTER FUNCTION tenant.cluster_listing_from_cluster_rows() OWNER TO fun_owner;
+ALTER FUNCTION tenant.cluster_listing_from_outbox() OWNER TO fun_owner;
 ALTER FUNCTION tenant.cluster_listing_from_projects() OWNER TO fun_owner;
 ALTER FUNCTION tenant.cluster_listing_from_namespaces() OWNER TO fun_owner;
 ALTER FUNCTION tenant.cluster_listing_from_snapshots() OWNER TO fun_owner;
 REVOKE EXECUTE ON FUNCTION
     tenant.cluster_listing_from_clusters(), tenant.cluster_listing_from_organizations(),
-    tenant.cluster_listing_from_cluster_rows(), tenant.cluster_listing_from_projects(),
+    tenant.cluster_listing_from_outbox(), tenant.cluster_listing_from_projects(),
     tenant.cluster_listing_from_namespaces(), tenant.cluster_listing_from_snapshots()
 FROM PUBLIC;
 
 -- Transition tables allow one event per trigger, so each table has an INSERT and an UPDATE trigger.
--- No role may DELETE these tables (soft delete), so there is no DELETE trigger.
-CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.clusters REFERENCING NEW TABLE AS changed
+-- Fundament soft-deletes clusters, projects and namespaces; an organization it may delete for good
+-- (funops), which it can only while no cluster refers to it, so no listing row is left behind, and
+-- organization_totals' row goes with it (ON DELETE CASCADE). The triggers on Fundament's tables are
+-- named fleet_… like every object of ours there.
+CREATE TRIGGER fleet_cluster_listing_insert AFTER INSERT ON tenant.clusters REFERENCING NEW TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_clusters();
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.clusters REFERENCING NEW TABLE AS changed
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.clusters REFERENCING NEW TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_clusters();
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.organizations REFERENCING NEW TABLE AS changed
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.organizations REFERENCING NEW TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_organizations();
-CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.cluster_sync_state REFERENCING NEW TABLE AS changed
-    FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_cluster_rows();
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.cluster_sync_state REFERENCING NEW TABLE AS changed
-    FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_cluster_rows();
+CREATE TRIGGER fleet_cluster_listing_insert AFTER INSERT ON tenant.cluster_outbox REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_outbox();
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.cluster_outbox REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_outbox();
 CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.cluster_snapshots REFERENCING NEW TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_snapshots();
 CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.cluster_snapshots REFERENCING NEW TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_snapshots();
-CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.projects REFERENCING NEW TABLE AS changed
+CREATE TRIGGER fleet_cluster_listing_insert AFTER INSERT ON tenant.projects REFERENCING NEW TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_projects();
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.projects
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.projects
     REFERENCING NEW TABLE AS changed OLD TABLE AS previous
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_projects();
-CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.namespaces REFERENCING NEW TABLE AS changed
+CREATE TRIGGER fleet_cluster_listing_insert AFTER INSERT ON tenant.namespaces REFERENCING NEW TABLE AS changed
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_namespaces();
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.namespaces
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.namespaces
     REFERENCING NEW TABLE AS changed OLD TABLE AS previous
     FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_namespaces();
 
@@ -1249,9 +1416,9 @@ SELECT c.id,
        snap.source AS snapshot_source
 FROM tenant.clusters AS c
 JOIN tenant.organizations AS o ON o.id = c.organization_id
-LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+LEFT JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
 LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
-LEFT JOIN tenant.worker_heartbeats AS inventory ON inventory.loop = 'inventory'
+LEFT JOIN tenant.worker_loops AS inventory ON inventory.loop = 'inventory'
 WHERE c.organization_id <> tenant.system_organization_id();
 
 ALTER VIEW tenant.staff_clusters OWNER TO fun_owner;
