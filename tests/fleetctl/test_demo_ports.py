@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fleetctl.demo_layout import DemoPorts
+from fleetctl.demo.layout import DemoPorts
 from sim.main import DEFAULT_PORT as SIM_DEFAULT_PORT
 
 PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
