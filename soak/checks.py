@@ -1,4 +1,4 @@
-"""What `fleet soak` checks: samples of the stored state, and the verdicts printed at the end.
+"""What the soak checks: samples of the stored state, and the verdicts printed at the end.
 
 The sampler reads every snapshot, finding and ledger row as the superuser every few seconds; each
 sample is compared with the one before (`compare`), so a row that disappears or an `observed` that
@@ -23,7 +23,7 @@ from psycopg.rows import dict_row
 
 from common.database import load_queries
 
-QUERIES = load_queries(Path(__file__).with_name("soak.sql"))
+QUERIES = load_queries(Path(__file__).with_name("queries.sql"))
 SNAPSHOT_TABLES = ("cluster_snapshots", "node_pool_snapshots", "namespace_snapshots")
 ALLOWED_CODES = frozenset({"ok", "unavailable"})
 MAX_DETAILS = 8

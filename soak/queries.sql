@@ -1,4 +1,4 @@
--- The soak's own reads (fleetctl/soak_checks.py, fleetctl/soak_faults.py), run as the superuser of
+-- The soak's own reads (soak/checks.py, soak/faults.py, soak/system.py), run as the superuser of
 -- the soak's embedded server: they look at every row, past the row security of the service roles.
 
 -- name: cluster_snapshots

@@ -1,7 +1,7 @@
-"""The clients of `fleet soak`, each run as a process of its own so the load does not share a GIL.
+"""The soak's clients, each run as a process of its own so the load does not share a GIL.
 
-    python -m fleetctl.soak_load public --protocol connect-get --port 8080 --rate 15 --seconds 540 --out F
-    python -m fleetctl.soak_load staff --http-port 8081 --grpc-port 9091 --token-file T --seconds 540 --out F
+    python -m soak.load public --protocol connect-get --port 8080 --rate 15 --seconds 540 --out F
+    python -m soak.load staff --http-port 8081 --grpc-port 9091 --token-file T --seconds 540 --out F
 
 `public` calls GetPlatformOverview at a steady rate (open loop: a slow answer does not slow the
 schedule, up to `--in-flight` calls at once) over Connect GET, Connect POST or gRPC. `staff` pages
@@ -259,7 +259,7 @@ async def run_staff(http_port: int, grpc_port: int, token: str, seconds: float) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m fleetctl.soak_load", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m soak.load", description=__doc__.splitlines()[0])
     kinds = parser.add_subparsers(dest="kind", required=True)
     public = kinds.add_parser("public", help="GetPlatformOverview at a steady rate")
     public.add_argument("--protocol", choices=("connect-get", "connect-post", "grpc"), required=True)

@@ -10,8 +10,9 @@ import shlex
 import sys
 from pathlib import Path
 
+from common.settings import LOCAL_DATABASE_NAME
 from db.seed.model import Fleet
-from fleetctl.demo_layout import HOST, STAFF_SUBJECT, TRY_HEADING, DemoPorts, demo_files
+from fleetctl.demo.layout import HOST, STAFF_SUBJECT, TRY_HEADING, DemoPorts, demo_files
 
 
 def example_cluster_id(fleet: Fleet | None) -> str:
@@ -74,6 +75,7 @@ def banner(p: DemoPorts, state_dir: Path, token: str, fleet: Fleet | None, log_d
         f"  fleet-sim            https://{HOST}:{p.sim} (the garden's API server; shoots under /shoots/)",
         f"  health and metrics   http://{HOST}:{p.public_http}/metrics  http://{HOST}:{p.admin_http}/metrics"
         f"  http://{HOST}:{p.inventory_health}/metrics  http://{HOST}:{p.reconcile_health}/metrics",
+        f"  database             postgresql://postgres@{HOST}:{p.database}/{LOCAL_DATABASE_NAME}  (superuser)",
         "",
         f"staff token (12 h, also in {files['staff token']}):",
         f"  {token}",

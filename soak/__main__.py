@@ -1,6 +1,6 @@
-"""`fleet soak`: the whole system under steady load and a fault schedule for a bounded time, then checks.
+"""`python -m soak` (`make soak`): the whole system under steady load and faults for a bounded time, then checks.
 
-    fleet soak [--minutes 10] [--seed 0] [--public-rate 8]
+    python -m soak [--minutes 10] [--seed 0] [--public-rate 8]
 
 Starts what `fleet demo` starts (embedded PostgreSQL seeded with the demo fleet, fleet-sim playing
 the garden and the status poller, both workers with short intervals, the staff API) plus a second
@@ -8,11 +8,11 @@ public API replica, all on free loopback ports and in `.fleet/soak/`, so it runs
 everything answers, for `--minutes`:
 
 - four processes call GetPlatformOverview at a steady rate (Connect GET, Connect POST, gRPC; both
-  replicas), one process pages through every staff list over gRPC and Connect (`soak_load`);
+  replicas), one process pages through every staff list over gRPC and Connect (`load.py`);
 - the demo's world script changes the simulated world (pods, a shoot lost and back, a version drift);
-- the fault schedule (`soak_faults`) breaks shoots, the garden's shoot list, the collector and the
+- the fault schedule (`faults.py`) breaks shoots, the garden's shoot list, the collector and the
   database, one at a time, and checks each failure shows and heals;
-- a sampler reads every snapshot, finding and ledger row every few seconds (`soak_checks`).
+- a sampler reads every snapshot, finding and ledger row every few seconds (`checks.py`).
 
 Then it prints one PASS/FAIL line per check, writes them to `.fleet/soak/result.json`, stops
 everything it started (by pid, newest first) and exits 1 if any check failed. Start-up (about a
@@ -36,9 +36,10 @@ from typing import Any
 import psycopg
 
 from db.embedded import runtime_root
-from fleetctl.demo_layout import SIM_DIR, STAFF_TOKEN_FILE
-from fleetctl.demo_world import play_world
-from fleetctl.soak_checks import (
+from fleetctl.demo.layout import SIM_DIR, STAFF_TOKEN_FILE
+from fleetctl.demo.world import play_world
+from sim.control.client import ControlClient
+from soak.checks import (
     QUERIES,
     SampleLog,
     Verdict,
@@ -50,8 +51,8 @@ from fleetctl.soak_checks import (
     server_codes_verdict,
     take_sample,
 )
-from fleetctl.soak_faults import FaultSchedule, StepResult
-from fleetctl.soak_system import (
+from soak.faults import FaultSchedule, StepResult
+from soak.system import (
     SoakSystem,
     codes_of,
     metric_sum,
@@ -60,7 +61,6 @@ from fleetctl.soak_system import (
     staff_answers,
     wait_for,
 )
-from sim.control.client import ControlClient
 
 logger = logging.getLogger("fleet.soak")
 
@@ -95,7 +95,7 @@ def start_load(system: SoakSystem, seconds: float, rate: float) -> list[Path]:
     """The client processes (they stop by themselves after `seconds`); the files they will write."""
     results = system.state_dir / "load"
     results.mkdir(exist_ok=True)
-    module = [sys.executable, "-m", "fleetctl.soak_load"]
+    module = [sys.executable, "-m", "soak.load"]
     http, grpc = system.public_http_ports(), system.public_grpc_ports()
     first, second = list(http)
     plans: list[tuple[str, list[str]]] = [
@@ -274,7 +274,18 @@ async def run_soak(system: SoakSystem, seconds: float, rate: float) -> int:
         await asyncio.to_thread(system.stop)
 
 
-def _cmd_soak(args: argparse.Namespace) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m soak", description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=10.0, help="minutes of load and faults (default 10)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the demo fleet (default 0)")
+    parser.add_argument(
+        "--public-rate", type=float, default=8.0, help="calls per second of each public load process (default 8)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if not 0 < args.minutes <= MAX_MINUTES:
         print(f"--minutes must be in (0, {MAX_MINUTES:g}]", file=sys.stderr)  # noqa: T201
         return 2
@@ -282,8 +293,7 @@ def _cmd_soak(args: argparse.Namespace) -> int:
         print("--public-rate must be in (0, 200]", file=sys.stderr)  # noqa: T201
         return 2
     # The soak's own log says what it starts and breaks, with the time; nothing per request.
-    for handler in logging.getLogger().handlers:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     for noisy in ("httpx", "uvicorn.error", "fleetctl.webapp"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     state_dir = runtime_root(PROJECT) / "soak"
@@ -292,11 +302,5 @@ def _cmd_soak(args: argparse.Namespace) -> int:
     return asyncio.run(run_soak(system, args.minutes * 60, args.public_rate))
 
 
-def register(subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = subcommands.add_parser("soak", help="the whole system under load and faults for N minutes, then checks")
-    parser.add_argument("--minutes", type=float, default=10.0, help="minutes of load and faults (default 10)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the demo fleet (default 0)")
-    parser.add_argument(
-        "--public-rate", type=float, default=8.0, help="calls per second of each public load process (default 8)"
-    )
-    parser.set_defaults(handler=_cmd_soak)
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,6 +1,6 @@
-"""The system under `fleet soak`: the demo's processes on ports of their own, plus what faults need.
+"""The system under the soak: the demo's processes on ports of their own, plus what faults need.
 
-`SoakSystem` is `fleetctl.demo.Demo` with every port picked free (so a soak runs beside a demo),
+`SoakSystem` is `fleetctl.demo.system.Demo` with every port picked free (so a soak runs beside a demo),
 its own data directory (`.fleet/soak/pg`, recreated each run) and short intervals, plus a second
 replica of the public API (so "one query a minute per replica" is measured over replicas). It adds
 what the fault schedule needs: restarting the database in place, killing and restarting a child,
@@ -27,10 +27,10 @@ from db.embedded import EmbeddedPostgres, free_port
 from db.migrate import fresh_database
 from db.seed.generate import generate
 from fleetctl.db import seed as seed_database
-from fleetctl.demo import Demo, DemoTimings
-from fleetctl.demo_layout import HOST, DemoPorts
-from fleetctl.processes import Child, wait_for_port
-from fleetctl.soak_checks import QUERIES
+from fleetctl.demo.layout import HOST, DemoPorts
+from fleetctl.demo.processes import Child, wait_for_port
+from fleetctl.demo.system import Demo, DemoTimings
+from soak.checks import QUERIES
 
 SECOND_PUBLIC = "platform-public-api-2"
 INVENTORY = "cluster-worker-inventory"

@@ -1,4 +1,4 @@
-"""The fault schedule of `fleet soak`: break one thing at a time, see the failure, see the recovery.
+"""The soak's fault schedule: break one thing at a time, see the failure, see the recovery.
 
 Each step injects one kind of fault while the load runs, waits (bounded) until the failure shows
 where the system is meant to show it, lifts the fault and waits (bounded) until the system has
@@ -33,9 +33,11 @@ from typing import Any
 import psycopg
 from psycopg.rows import dict_row
 
-from fleetctl.demo_world import world_script
-from fleetctl.soak_checks import QUERIES
-from fleetctl.soak_system import (
+from fleetctl.demo.world import world_script
+from sim.control.client import ControlClient, ControlError
+from sim.world.shoots import shoot_key
+from soak.checks import QUERIES
+from soak.system import (
     INVENTORY,
     SoakSystem,
     metric_sum,
@@ -44,8 +46,6 @@ from fleetctl.soak_system import (
     staff_answers,
     wait_for,
 )
-from sim.control.client import ControlClient, ControlError
-from sim.world.shoots import shoot_key
 
 logger = logging.getLogger("fleet.soak")
 
