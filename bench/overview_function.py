@@ -35,8 +35,8 @@ from psycopg import sql
 
 from bench.common import kept_postgres
 from db.migrate import apply_roles, available, migrate
-from db.seed.generate import SIZES, FleetSize, iter_parts
 from db.seed.write import analyze, write_parts
+from fleet_description.generate import SIZES, FleetSize, iter_parts
 
 TARGET_RATIO = 3.0
 OVERVIEW = "SELECT name, alias, clusters, projects, namespaces FROM tenant.platform_overview()"

@@ -33,8 +33,8 @@ from common.clock import utc_now
 from common.settings import LOCAL_DATABASE_NAME
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
-from db.seed.generate import generate
-from db.seed.model import Fleet
+from fleet_description.generate import generate
+from fleet_description.model import Fleet
 from fleetctl.db import seed as seed_database
 from fleetctl.demo_banner import banner
 from fleetctl.demo_layout import HOST, JWT_SECRET_FILE, SIM_DIR, STAFF_SUBJECT, STAFF_TOKEN_FILE, DemoPorts

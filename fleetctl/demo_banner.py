@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from db.seed.model import Fleet
+from fleet_description.model import Fleet
 from fleetctl.demo_layout import HOST, STAFF_SUBJECT, TRY_HEADING, DemoPorts, demo_files
 
 

@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from common.settings import LOCAL_DATABASE_NAME
 from db.embedded import EmbeddedPostgres, free_port
 from db.migrate import fresh_database
-from db.seed.generate import generate
+from fleet_description.generate import generate
 from fleetctl.db import seed as seed_database
 from fleetctl.demo import Demo, DemoTimings
 from fleetctl.demo_layout import HOST, DemoPorts

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from db.seed.model import Fleet
+from fleet_description.model import Fleet
 from sim.api.auth import Tokens
 from sim.api.faults import FaultTable
 from sim.api.kubeconfig import Json, kubeconfig

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from common.naming import worker_name
-from db.seed.generate import generate
+from fleet_description.generate import generate
 from sim.api.auth import MAX_LIFETIME_SECONDS, SWEEP_EVERY, TokenKind, Tokens
 from sim.api.listing import ContinueToken, Representation, negotiate
 from sim.api.selectors import SelectorError, parse_field_selector, parse_label_selector

@@ -6,7 +6,7 @@ the ADR-0002 scale (1,000,000 namespaces) without holding it all (`db/seed/write
 organization is generated from its own random stream (`seed` and its index), so a part never
 depends on the ones before it and the same seed gives the same fleet, id for id, on any machine.
 
-Every fleet starts with the planted things: every scenario of `db/seed/scenarios.py` once (so every
+Every fleet starts with the planted things: every scenario of `fleet_description/scenarios.py` once (so every
 status and every drift kind occurs, even at size `test`); organization 0 listed, organization 1 not; organization 0's
 first cluster with node pool names that test the naming contract (`PLANTED_POOL_NAMES`); the planted
 deleted cluster with the active ledger rows it had when it ran (reconcile closes them);
@@ -28,7 +28,7 @@ from uuid import UUID, uuid5
 
 from common.naming import project_name, shoot_name
 from common.organizations import SYSTEM_ORGANIZATION_ID
-from db.seed.model import (
+from fleet_description.model import (
     ClusterSpec,
     Fleet,
     NamespaceSpec,
@@ -38,7 +38,7 @@ from db.seed.model import (
     ResourceSpec,
     ShootSpec,
 )
-from db.seed.scenarios import PLANTED, SHAPES, WEIGHTS, Scenario, sync_spec
+from fleet_description.scenarios import PLANTED, SHAPES, WEIGHTS, Scenario, sync_spec
 
 # Every generated time lies before this instant.
 ANCHOR = datetime(2026, 1, 1, tzinfo=UTC)
