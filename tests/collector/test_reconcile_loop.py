@@ -32,7 +32,7 @@ from common.database import make_pool
 from common.settings import DatabaseSettings
 from db.seed.write import write_fleet
 from fleet_description.model import Fleet
-from sim.api.kubeconfig import to_yaml
+from sim.api.credentials.kubeconfig import to_yaml
 from sim.world.shoots import ShootState
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest

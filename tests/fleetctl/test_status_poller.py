@@ -26,7 +26,7 @@ from fleet_description.model import Fleet
 from fleet_description.scenarios import SHAPES, Scenario
 from fleetctl.status_poller.poller import PollError, StatusPoller
 from fleetctl.status_poller.rules import ShootView, shoot_status
-from sim.api.kubeconfig import to_yaml
+from sim.api.credentials.kubeconfig import to_yaml
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 

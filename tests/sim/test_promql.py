@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from collector.prometheus.queries import QUERIES
-from sim.api.promql import (
+from sim.api.prometheus.promql import (
     Aggregate,
     Binary,
     PromQLError,
