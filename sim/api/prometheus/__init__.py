@@ -2,5 +2,6 @@
 
 `monitoring.py` (the `<shoot>.monitoring` secret in the garden and the basic-auth password behind it),
 `kube_state_metrics.py` (the series the shoot's Prometheus holds), `promql.py` (the PromQL subset it
-answers) and `http_api.py` (`GET /api/v1/query` behind the ingress's basic auth).
+answers, parsed), `evaluation.py` (a parsed query evaluated by Prometheus's rules) and `http_api.py`
+(`GET /api/v1/query` behind the ingress's basic auth).
 """
