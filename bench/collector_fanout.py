@@ -42,8 +42,8 @@ from collector.settings import InventorySettings
 from common import eventloop
 from common.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from common.garbage_collection import DEFAULT_GC_THRESHOLD, PYTHON_GC_THRESHOLD, set_gc_threshold
-from db.seed.generate import FleetSize, generate
-from db.seed.model import Fleet
+from fleet_description.generate import FleetSize, generate
+from fleet_description.model import Fleet
 
 DATABASE = "fleet_bench_fanout"
 TARGET_RATIO = 1.5

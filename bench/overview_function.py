@@ -37,8 +37,8 @@ from bench.common import kept_postgres
 from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_note
 from bench.table import Point, Row, Target
 from db.migrate import apply_platform_model, apply_roles, migrate, schema_digest
-from db.seed.generate import SIZES, FleetSize, iter_parts
 from db.seed.write import analyze, write_parts
+from fleet_description.generate import SIZES, FleetSize, iter_parts
 
 TARGET_RATIO = 3.0
 OVERVIEW = "SELECT name, alias, clusters, projects, namespaces FROM tenant.platform_overview()"

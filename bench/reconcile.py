@@ -34,8 +34,8 @@ from collector.reconcile.loop import ReconcileLoop
 from common.database import make_pool
 from common.labels import CLUSTER_ID_LABEL
 from common.settings import DatabaseSettings
-from db.seed.generate import FleetSize, generate
-from db.seed.model import Fleet
+from fleet_description.generate import FleetSize, generate
+from fleet_description.model import Fleet
 
 DATABASE = "fleet_bench_reconcile"
 TARGET_RATIO = 3.0

@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from common.settings import LOCAL_DATABASE_NAME
 from db.embedded import EmbeddedPostgres, free_port
 from db.migrate import fresh_database
-from db.seed.generate import generate
+from fleet_description.generate import generate
 from fleetctl.db import seed as seed_database
 from fleetctl.demo.layout import HOST, DemoPorts
 from fleetctl.demo.processes import Child, wait_for_port

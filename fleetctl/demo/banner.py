@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from common.settings import LOCAL_DATABASE_NAME
-from db.seed.model import Fleet
+from fleet_description.model import Fleet
 from fleetctl.demo.layout import HOST, STAFF_SUBJECT, TRY_HEADING, DemoPorts, demo_files
 
 

@@ -27,8 +27,8 @@ from common.clock import utc_now
 from common.settings import LOCAL_DATABASE_NAME
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
-from db.seed.generate import generate
-from db.seed.model import Fleet
+from fleet_description.generate import generate
+from fleet_description.model import Fleet
 from fleetctl.db import seed as seed_database
 from fleetctl.demo.layout import HOST, JWT_SECRET_FILE, SIM_DIR, STAFF_SUBJECT, STAFF_TOKEN_FILE, DemoPorts
 from fleetctl.demo.processes import Supervisor, wait_for_port

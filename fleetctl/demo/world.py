@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from common.naming import namespace_name
-from db.seed.model import Fleet
+from fleet_description.model import Fleet
 from sim.control.client import ControlClient, ControlError
 from sim.world.shoots import shoot_key
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from db.seed.generate import generate
 from db.seed.write import write_fleet
+from fleet_description.generate import generate
 from soak.checks import (
     Sample,
     SampleLog,

@@ -25,9 +25,15 @@ from typing import Any
 
 import orjson
 
-from sim.api.kinds import Kind
-from sim.api.selectors import FieldSelector, LabelSelector, SelectorError, parse_field_selector, parse_label_selector
-from sim.api.status import bad_request, expired, not_acceptable, too_large_resource_version
+from sim.api.machinery.kinds import Kind
+from sim.api.machinery.selectors import (
+    FieldSelector,
+    LabelSelector,
+    SelectorError,
+    parse_field_selector,
+    parse_label_selector,
+)
+from sim.api.machinery.status import bad_request, expired, not_acceptable, too_large_resource_version
 from sim.world.store import Record, Store, record_key
 
 Json = dict[str, Any]

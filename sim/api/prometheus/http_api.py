@@ -4,9 +4,9 @@ Served under `/prometheus/<project>--<name>/` (the `prometheus-url` of the shoot
 secret). Like the real stack, it sits behind an ingress with basic auth: a request without the
 secret's current username and password gets the ingress's 401 (HTML, with `WWW-Authenticate`), and a
 shoot whose control plane is not running (hibernated, not created yet) gets the ingress's 503.
-Queries are parsed and evaluated by `sim/api/promql.py` over `sim/api/kube_state_metrics.py`; an
-answer is Prometheus's JSON envelope (`status`, `data.resultType`, `data.result`), a query outside
-the subset a 400 `bad_data`, an evaluation error a 422 `execution`.
+Queries are parsed by `promql.py` and evaluated by `evaluation.py` over `kube_state_metrics.py`
+(all beside this module); an answer is Prometheus's JSON envelope (`status`, `data.resultType`,
+`data.result`), a query outside the subset a 400 `bad_data`, an evaluation error a 422 `execution`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from collections.abc import Iterator, Mapping
 
 import orjson
 
-from sim.api.kube_state_metrics import shoot_series
-from sim.api.promql import PromQLError, Sample, evaluate, format_value, parse
-from sim.api.replies import Reply
+from sim.api.machinery.replies import Reply
+from sim.api.prometheus.evaluation import Sample, evaluate, format_value
+from sim.api.prometheus.kube_state_metrics import shoot_series
+from sim.api.prometheus.promql import PromQLError, parse
 from sim.api.simulator import Simulator
 from sim.world.shoots import ShootState
 

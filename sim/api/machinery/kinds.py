@@ -113,7 +113,7 @@ SHOOTS = Kind(
 )
 PROJECTS = Kind("projects", "Project", GARDENER, "v1beta1", False, "project")
 
-# The garden serves one kind of secret: each shoot's monitoring secret, by name (sim/api/monitoring.py).
+# The garden serves one kind of secret: each shoot's monitoring secret, by name (sim/api/prometheus/monitoring.py).
 SECRETS = Kind("secrets", "Secret", CORE, "v1", True, "secret")
 
 GARDEN_KINDS: tuple[Kind, ...] = (NAMESPACES, PROJECTS, SHOOTS, SECRETS)

@@ -32,8 +32,8 @@ import orjson
 import yaml
 from aiohttp import web
 
-from sim.api.faults import DEFAULT_HANG_SECONDS, Fault, FaultKind
-from sim.api.replies import Reply
+from sim.api.faults.injected import DEFAULT_HANG_SECONDS, Fault, FaultKind
+from sim.api.machinery.replies import Reply
 
 logger = logging.getLogger(__name__)
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import orjson
 
-from sim.api.auth import TokenKind
-from sim.api.discovery import discovery_document
-from sim.api.kinds import (
+from sim.api.credentials.kubeconfig import kubeconfig, to_yaml
+from sim.api.credentials.tokens import TokenKind
+from sim.api.machinery.discovery import discovery_document
+from sim.api.machinery.kinds import (
     GARDEN_KINDS,
     GARDENER,
     KUBECONFIG_REQUEST_KINDS,
@@ -26,24 +27,10 @@ from sim.api.kinds import (
     Kind,
     find_kind,
 )
-from sim.api.kubeconfig import kubeconfig, to_yaml
-from sim.api.listing import ListContext
-from sim.api.monitoring import render_secret
-from sim.api.objects.gardener import (
-    render_garden_namespace,
-    render_kubeconfig_request,
-    render_project,
-    render_shoot,
-)
-from sim.api.replies import Json, Reply, json_reply, read_objects, text_reply
-from sim.api.request import ApiRequest
-from sim.api.simulator import (
-    DEFAULT_KUBECONFIG_SECONDS,
-    MAX_KUBECONFIG_SECONDS,
-    MIN_KUBECONFIG_SECONDS,
-    Simulator,
-)
-from sim.api.status import (
+from sim.api.machinery.listing import ListContext
+from sim.api.machinery.replies import Json, Reply, json_reply, read_objects, text_reply
+from sim.api.machinery.request import ApiRequest
+from sim.api.machinery.status import (
     bad_request,
     forbidden,
     invalid,
@@ -51,6 +38,19 @@ from sim.api.status import (
     no_such_resource,
     not_found,
     unauthorized,
+)
+from sim.api.objects.gardener import (
+    render_garden_namespace,
+    render_kubeconfig_request,
+    render_project,
+    render_shoot,
+)
+from sim.api.prometheus.monitoring import render_secret
+from sim.api.simulator import (
+    DEFAULT_KUBECONFIG_SECONDS,
+    MAX_KUBECONFIG_SECONDS,
+    MIN_KUBECONFIG_SECONDS,
+    Simulator,
 )
 from sim.world.records import NamespaceRecord
 from sim.world.shoots import ShootState

@@ -1,7 +1,7 @@
 """What a generated cluster is like: its status, its sync state, its shoot and the drift it plants.
 
 A scenario is one named situation a platform team meets (a running cluster, one being upgraded, a
-shoot that vanished, a shoot that outlived its cluster, ...). `db/seed/generate.py` gives every
+shoot that vanished, a shoot that outlived its cluster, ...). `fleet_description/generate.py` gives every
 cluster one scenario; this module turns a scenario into the cluster's `SyncSpec` (what the
 provisioning side last recorded) and into how its shoot looks in Gardener, consistently: no shoot
 where the sync state says it is missing, pending or deleted, a shoot being deleted for a cluster
@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from common.clusterstatus import ClusterStatus
-from db.seed.model import SyncSpec
+from fleet_description.model import SyncSpec
 
 
 class Scenario(StrEnum):

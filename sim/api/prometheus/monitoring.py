@@ -6,7 +6,8 @@ the shoot's garden project namespace, named `<shoot>.monitoring`, with the annot
 same for both). fleet-sim serves that Prometheus under `/prometheus/<project>--<name>/` on its one
 port. The password derives from the shoot's uid and a generation that `rotate` moves on (a
 credential rotation: the old password then gets 401); `labels_exported` plays a kube-state-metrics
-whose label allow-list is (True, the default) or is not set (see `sim/api/kube_state_metrics.py`).
+whose label allow-list is (True, the default) or is not set (see
+`sim/api/prometheus/kube_state_metrics.py`).
 """
 
 from __future__ import annotations

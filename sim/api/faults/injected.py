@@ -19,7 +19,7 @@ What each kind does to the answer (the server applies it; see `sim/api/server.py
 | truncated | sends headers with the full Content-Length, then half the body, then closes |
 | malformed | a 200 whose body is not valid JSON |
 | reset | closes the TCP connection with RST before answering |
-| endless_item, endless_list, flood, gzip_bomb, endless_answer, ... | hostile answers: `sim/api/hostile.py` |
+| endless_item, endless_list, flood, gzip_bomb, endless_answer, ... | hostile answers: `sim/api/faults/hostile.py` |
 
 All state lives on the server's event loop (the control API marshals callers there).
 """
@@ -46,7 +46,7 @@ class FaultKind(StrEnum):
     TRUNCATED = "truncated"
     MALFORMED = "malformed"
     RESET = "reset"
-    # The hostile answers (sim/api/hostile.py).
+    # The hostile answers (sim/api/faults/hostile.py).
     ENDLESS_ITEM = "endless_item"
     ENDLESS_LIST = "endless_list"
     FLOOD = "flood"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sim.api.kinds import KUBECONFIG_REQUEST_KINDS, Kind
+from sim.api.machinery.kinds import KUBECONFIG_REQUEST_KINDS, Kind
 
 Json = dict[str, Any]
 CLIENT_CIDRS = [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:443"}]

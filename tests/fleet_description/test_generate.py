@@ -10,9 +10,9 @@ import pytest
 
 from common.clusterstatus import ClusterStatus, cluster_status
 from common.organizations import SYSTEM_ORGANIZATION_ID
-from db.seed.generate import ANCHOR, SIZES, generate, iter_parts, resolve_size
-from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, OrganizationSpec, ProjectSpec
-from db.seed.scenarios import SHAPES, Scenario
+from fleet_description.generate import ANCHOR, SIZES, generate, iter_parts, resolve_size
+from fleet_description.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, OrganizationSpec, ProjectSpec
+from fleet_description.scenarios import SHAPES, Scenario
 
 
 def status_of(cluster: ClusterSpec) -> ClusterStatus:

@@ -8,9 +8,9 @@ from typing import Any
 
 import orjson
 
-from sim.api.kinds import Kind
-from sim.api.listcache import ListCache
-from sim.api.listing import (
+from sim.api.machinery.kinds import Kind
+from sim.api.machinery.listcache import ListCache
+from sim.api.machinery.listing import (
     ListContext,
     ListOptions,
     ListPage,
@@ -22,7 +22,7 @@ from sim.api.listing import (
     metadata_only,
     negotiate,
 )
-from sim.api.status import ApiError, method_not_allowed, not_found
+from sim.api.machinery.status import ApiError, method_not_allowed, not_found
 from sim.world.store import Store
 
 Json = dict[str, Any]
@@ -65,8 +65,8 @@ def read_objects(
 ) -> Reply:
     """GET of one object or a list of `kind` from `store` (other verbs: 405).
 
-    With a `cache`, a whole list's encoded items are kept (`sim/api/listcache.py`); `render_key` must
-    then name everything `render` reads besides the record.
+    With a `cache`, a whole list's encoded items are kept (`sim/api/machinery/listcache.py`);
+    `render_key` must then name everything `render` reads besides the record.
     """
     if method != "GET":
         raise method_not_allowed()

@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sim.api.auth import TokenKind
-from sim.api.discovery import discovery_document
-from sim.api.kinds import CERTIFICATES, SHOOT_KINDS, Kind, find_kind
-from sim.api.listing import ListContext
+from sim.api.credentials.tokens import TokenKind
+from sim.api.machinery.discovery import discovery_document
+from sim.api.machinery.kinds import CERTIFICATES, SHOOT_KINDS, Kind, find_kind
+from sim.api.machinery.listing import ListContext
+from sim.api.machinery.replies import Json, Reply, json_reply, read_objects, text_reply
+from sim.api.machinery.request import ApiRequest
+from sim.api.machinery.status import no_such_resource, service_unavailable, unauthorized
 from sim.api.objects.core import render_namespace, render_node, render_pod
 from sim.api.objects.network import render_certificate, render_ingress, render_service
 from sim.api.objects.storage import render_claim, render_volume
-from sim.api.replies import Json, Reply, json_reply, read_objects, text_reply
-from sim.api.request import ApiRequest
 from sim.api.simulator import Simulator
-from sim.api.status import no_such_resource, service_unavailable, unauthorized
 from sim.world.shoots import ShootState
 
 RENDERERS: dict[str, Callable[[Any, ShootState], Json]] = {

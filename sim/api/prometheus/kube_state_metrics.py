@@ -29,7 +29,8 @@ from collections.abc import Iterator
 
 from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
 from sim.api.objects.core import node_ip, provider_id, ready_status
-from sim.api.promql import NAME_LABEL, Labels, Sample
+from sim.api.prometheus.evaluation import Sample
+from sim.api.prometheus.promql import NAME_LABEL, Labels
 from sim.world import derive
 from sim.world.contents import ShootContents
 from sim.world.shoots import ShootState

@@ -6,10 +6,10 @@ the ADR-0002 scale (1,000,000 namespaces) without holding it all (`db/seed/write
 organization is generated from its own random stream (`seed` and its index), so a part never
 depends on the ones before it and the same seed gives the same fleet, id for id, on any machine.
 
-Every fleet starts with the planted things: every scenario of `db/seed/scenarios.py` once (so every
+Every fleet starts with the planted things: every scenario of `fleet_description/scenarios.py` once (so every
 status and every drift kind occurs, even at size `test`); organization 0 listed, organization 1 not; organization 0's
-first cluster with node pool names that test the naming contract (`PLANTED_POOL_NAMES`); the planted
-deleted cluster with the active ledger rows it had when it ran (reconcile closes them);
+first cluster with node pool names that test the naming contract (`planted.py`); the planted
+deleted cluster with the active ledger rows it had when it ran (reconcile closes them, `planted.py`);
 the last organization deleted (though listed) with one live cluster left behind; a cluster of the
 system organization; two orphan shoots (one labelled with a UUID no cluster has, one with a label
 that is no UUID); one shoot without the cluster-id label in organization 0's garden project.
@@ -24,11 +24,25 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from uuid import UUID, uuid5
 
 from common.naming import project_name, shoot_name
 from common.organizations import SYSTEM_ORGANIZATION_ID
-from db.seed.model import (
+from fleet_description.draws import (
+    CLUSTER_WORDS,
+    MACHINES,
+    NAMESPACE_WORDS,
+    POOLS,
+    PROJECT_WORDS,
+    REGIONS,
+    VERSIONS,
+    minor_of,
+    organization_id,
+    organization_name,
+    other_minor,
+    random_uuid,
+    stream,
+)
+from fleet_description.model import (
     ClusterSpec,
     Fleet,
     NamespaceSpec,
@@ -38,7 +52,8 @@ from db.seed.model import (
     ResourceSpec,
     ShootSpec,
 )
-from db.seed.scenarios import PLANTED, SHAPES, WEIGHTS, Scenario, sync_spec
+from fleet_description.planted import planted_ledger_rows, planted_pools
+from fleet_description.scenarios import PLANTED, SHAPES, WEIGHTS, Scenario, sync_spec
 
 # Every generated time lies before this instant.
 ANCHOR = datetime(2026, 1, 1, tzinfo=UTC)
@@ -67,15 +82,6 @@ SIZES: dict[str, FleetSize] = {
     )
 }
 
-_REGIONS = ("eu-west-1", "eu-central-1", "us-east-1", "ap-southeast-1")
-_VERSIONS = ("1.30.8", "1.31.4", "1.32.2", "1.33.1")
-_MACHINES = ("m5.large", "m5.xlarge", "c5.2xlarge", "r5.xlarge")
-_POOLS = ("system", "workers", "highmem", "gpu")
-_CLUSTER_WORDS = ("prod", "staging", "dev", "ci", "edge", "data")
-_PROJECT_WORDS = ("web", "payments", "search", "billing", "identity", "ml", "mobile", "ops")
-_NAMESPACE_WORDS = ("api", "worker", "frontend", "jobs", "cache", "db")
-_ORG_WORDS = ("acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell", "cyberdyne", "soylent")
-
 
 @dataclass(slots=True)
 class FleetPart:
@@ -89,39 +95,6 @@ class FleetPart:
     shoots: list[ShootSpec] = field(default_factory=list)
     resources: list[ResourceSpec] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
-
-
-def _stream(seed: int, *names: object) -> random.Random:
-    """A random stream of its own for one named part of the fleet with `seed`."""
-    # Reproducible sample data, never secrets: a seeded PRNG is exactly what is wanted here.
-    return random.Random(":".join(map(str, (seed, *names))))  # noqa: S311
-
-
-def _uuid(rng: random.Random) -> UUID:
-    """A random (version 4 shaped) UUID drawn from `rng`, so ids follow the seed."""
-    bits = rng.getrandbits(128)
-    bits = (bits & ~(0xF000 << 64)) | (0x4000 << 64)
-    bits = (bits & ~(0xC000 << 48)) | (0x8000 << 48)
-    return UUID(int=bits)
-
-
-def organization_id(seed: int, index: int) -> UUID:
-    """The id of organization `index`, drawn from a stream of its own so any part can name any other."""
-    return _uuid(_stream(seed, "organization-id", index))
-
-
-def organization_name(index: int) -> str:
-    word = _ORG_WORDS[index % len(_ORG_WORDS)]
-    return word if index < len(_ORG_WORDS) else f"{word}-{index}"
-
-
-def _minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
-def _other_minor(version: str) -> str:
-    major, minor = version.split(".")[:2]
-    return f"{major}.{int(minor) - 1}.9"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +122,7 @@ def _check_size(size: FleetSize) -> None:
 
 
 def _organization_part(seed: int, size: FleetSize, index: int) -> FleetPart:
-    rng = _stream(seed, "organization", index)
+    rng = stream(seed, "organization", index)
     plan = _Plan(size)
     part = FleetPart()
     org_id = organization_id(seed, index)
@@ -179,7 +152,8 @@ def _organization_part(seed: int, size: FleetSize, index: int) -> FleetPart:
             scenario = plan.scenario(rng, index * size.clusters_per_organization + j)
         cluster = _cluster(rng, part, _Owner(seed, size, org, index, garden_project), scenario, j)
         if not deleted_org and index * size.clusters_per_organization + j == PLANTED.index(Scenario.DELETED):
-            _plant_ledger_leftovers(part, cluster)
+            part.resources += planted_ledger_rows(cluster)
+            part.notes["planted.deleted_cluster_ledger"] = str(cluster.id)
         if deleted_org and j == 0:
             part.notes["planted.deleted_organization_live_cluster"] = str(cluster.id)
     return part
@@ -199,15 +173,15 @@ class _Owner:
 def _cluster(rng: random.Random, part: FleetPart, owner: _Owner, scenario: Scenario, j: int) -> ClusterSpec:
     shape = SHAPES[scenario]
     org = owner.organization
-    cluster_id = _uuid(rng)
-    name = f"{_CLUSTER_WORDS[j % len(_CLUSTER_WORDS)]}-{j}"
+    cluster_id = random_uuid(rng)
+    name = f"{CLUSTER_WORDS[j % len(CLUSTER_WORDS)]}-{j}"
     created = org.created + timedelta(days=rng.randint(1, 150), minutes=rng.randint(0, 1439))
     changed = created + timedelta(days=rng.randint(1, 30))
     deleted = ANCHOR - timedelta(days=rng.randint(1, 9)) if shape.deleted else None
-    version = rng.choice(_VERSIONS)
-    region = rng.choice(_REGIONS)
+    version = rng.choice(VERSIONS)
+    region = rng.choice(REGIONS)
     if scenario is Scenario.PATCH_DIFFERS:
-        version = _minor(version)  # Fundament holds free text: both "1.31" and "1.31.4" occur
+        version = minor_of(version)  # Fundament holds free text: both "1.31" and "1.31.4" occur
     cluster = ClusterSpec(
         id=cluster_id,
         organization_id=org.id,
@@ -222,12 +196,14 @@ def _cluster(rng: random.Random, part: FleetPart, owner: _Owner, scenario: Scena
     _note(part.notes, f"scenario.{scenario.value}", str(cluster_id))
     _children(rng, part, owner.size, cluster, scenario)
     if owner.index == 0 and j == 0:
-        _plant_pool_names(part, cluster)
+        # Besides its drawn pools; no draw from the stream, so the rest of the fleet is the same with them.
+        part.node_pools += planted_pools(cluster)
+        part.notes["planted.pool_names"] = str(cluster.id)
     if shape.has_shoot:
         shoot_version = version
         organization_label = str(org.id)
         if scenario is Scenario.VERSION_MISMATCH:
-            shoot_version = _other_minor(version)
+            shoot_version = other_minor(version)
             _note(part.notes, "drift.version_mismatch", str(cluster_id))
         elif scenario is Scenario.PATCH_DIFFERS:
             shoot_version = f"{version}.7"
@@ -235,7 +211,7 @@ def _cluster(rng: random.Random, part: FleetPart, owner: _Owner, scenario: Scena
             neighbour = (owner.index + 1) % owner.size.organizations
             organization_label = str(organization_id(owner.seed, neighbour))
         shoot = ShootSpec(
-            uid=_uuid(rng),
+            uid=random_uuid(rng),
             name=shoot_name(name, cluster_id),
             project=owner.garden_project,
             cluster_label=str(cluster_id),
@@ -268,10 +244,10 @@ def _children(rng: random.Random, part: FleetPart, size: FleetSize, cluster: Clu
         autoscale_min = rng.randint(1, 3)
         part.node_pools.append(
             NodePoolSpec(
-                id=_uuid(rng),
+                id=random_uuid(rng),
                 cluster_id=cluster.id,
-                name=_POOLS[k % len(_POOLS)] if k < len(_POOLS) else f"pool-{k}",
-                machine_type=rng.choice(_MACHINES),
+                name=POOLS[k % len(POOLS)] if k < len(POOLS) else f"pool-{k}",
+                machine_type=rng.choice(MACHINES),
                 autoscale_min=autoscale_min,
                 autoscale_max=autoscale_min + rng.randint(0, 5),
                 created=created,
@@ -285,9 +261,9 @@ def _children(rng: random.Random, part: FleetPart, size: FleetSize, cluster: Clu
         leftover = scenario is Scenario.DELETED_PROJECT_LIVE_NAMESPACE and k == 0
         if leftover:
             project_deleted = ANCHOR - timedelta(days=4)
-        word = _PROJECT_WORDS[k % len(_PROJECT_WORDS)]
+        word = PROJECT_WORDS[k % len(PROJECT_WORDS)]
         project = ProjectSpec(
-            id=_uuid(rng),
+            id=random_uuid(rng),
             cluster_id=cluster.id,
             name=f"{word}-{k}",
             alias=f"{word.title()} {k}",
@@ -305,64 +281,13 @@ def _children(rng: random.Random, part: FleetPart, size: FleetSize, cluster: Clu
                 ns_deleted = ANCHOR - timedelta(days=1) if rng.random() < 0.03 else None
             part.namespaces.append(
                 NamespaceSpec(
-                    id=_uuid(rng),
+                    id=random_uuid(rng),
                     project_id=project.id,
-                    name=f"{_NAMESPACE_WORDS[m % len(_NAMESPACE_WORDS)]}-{m}",
+                    name=f"{NAMESPACE_WORDS[m % len(NAMESPACE_WORDS)]}-{m}",
                     created=ns_created,
                     deleted=ns_deleted,
                 )
             )
-
-
-# Node pool names that test the naming contract (common.naming): two with a common prefix, whose
-# worker names differ only by their hash, and one with no character a worker name can use.
-PLANTED_POOL_NAMES = ("workers-production-a", "workers-production-b", "!!!")
-
-
-def _plant_pool_names(part: FleetPart, cluster: ClusterSpec) -> None:
-    """Organization 0's first (running) cluster gets the planted pool names too; no draw from the stream,
-    so the rest of the fleet is the same with or without them."""
-    for k, name in enumerate(PLANTED_POOL_NAMES):
-        part.node_pools.append(
-            NodePoolSpec(
-                id=uuid5(cluster.id, f"planted-pool-{k}"),
-                cluster_id=cluster.id,
-                name=name,
-                machine_type=_MACHINES[k % len(_MACHINES)],
-                autoscale_min=k + 1,
-                autoscale_max=k + 3,
-                created=cluster.created + timedelta(hours=1),
-            )
-        )
-    part.notes["planted.pool_names"] = str(cluster.id)
-
-
-def _plant_ledger_leftovers(part: FleetPart, cluster: ClusterSpec) -> None:
-    """The first deleted (confirmed, no shoot) cluster keeps the active ledger rows the collector recorded
-    while it ran: reconcile's first pass closes them as `cluster_deleted`. No draw from the stream."""
-    assert cluster.deleted is not None
-    seen = cluster.deleted - timedelta(hours=1)
-    for k, (resource_type, namespace, name, billable) in enumerate(
-        (
-            ("kubernetes.node", "", f"{cluster.name}-node-0", True),
-            ("kubernetes.node", "", f"{cluster.name}-node-1", True),
-            ("kubernetes.loadbalancer", "web-0", "web-public", True),
-        )
-    ):
-        part.resources.append(
-            ResourceSpec(
-                id=uuid5(cluster.id, f"planted-resource-{k}"),
-                cluster_id=cluster.id,
-                resource_type=resource_type,
-                resource_id=f"planted://{cluster.id}/{k}",
-                name=name,
-                namespace=namespace,
-                billable=billable,
-                created=cluster.created + timedelta(days=1),
-                last_seen=seen,
-            )
-        )
-    part.notes["planted.deleted_cluster_ledger"] = str(cluster.id)
 
 
 NOTES_PER_KEY = 5
@@ -379,15 +304,15 @@ def _note(notes: dict[str, str], key: str, value: str) -> None:
 
 def _extras_part(seed: int, size: FleetSize) -> FleetPart:
     """The system organization's cluster, the orphan shoots and the unlabeled shoot."""
-    rng = _stream(seed, "extras")
+    rng = stream(seed, "extras")
     part = FleetPart()
     # The system organization's row is seeded by the migrations, so it is not in `organizations`.
     system = OrganizationSpec(SYSTEM_ORGANIZATION_ID, "system", "System", False, ANCHOR - timedelta(days=1000))
     owner = _Owner(seed, size, system, -1, project_name(system.name))
     cluster = _cluster(rng, part, owner, Scenario.RUNNING, 0)
     part.notes["planted.system_cluster"] = str(cluster.id)
-    for label in (str(_uuid(rng)), "not-a-uuid"):
-        uid = _uuid(rng)
+    for label in (str(random_uuid(rng)), "not-a-uuid"):
+        uid = random_uuid(rng)
         part.shoots.append(
             ShootSpec(
                 uid=uid,
@@ -395,8 +320,8 @@ def _extras_part(seed: int, size: FleetSize) -> FleetPart:
                 project="strays0000",
                 cluster_label=label,
                 organization_label=str(organization_id(seed, 0)),
-                kubernetes_version=_VERSIONS[-1],
-                region=_REGIONS[0],
+                kubernetes_version=VERSIONS[-1],
+                region=REGIONS[0],
                 created=ANCHOR - timedelta(days=10),
             )
         )
@@ -405,13 +330,13 @@ def _extras_part(seed: int, size: FleetSize) -> FleetPart:
     # (drift kind unlabeled_shoot: nothing maps it to a cluster).
     owner_name = organization_name(0)
     unlabeled = ShootSpec(
-        uid=_uuid(rng),
+        uid=random_uuid(rng),
         name="handmade",
         project=project_name(owner_name),
         cluster_label="",
         organization_label=str(organization_id(seed, 0)),
-        kubernetes_version=_VERSIONS[-1],
-        region=_REGIONS[0],
+        kubernetes_version=VERSIONS[-1],
+        region=REGIONS[0],
         created=ANCHOR - timedelta(days=5),
         cluster_labelled=False,
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sim.api.auth import Principal
-from sim.api.paths import ApiPath
+from sim.api.credentials.tokens import Principal
+from sim.api.machinery.paths import ApiPath
 
 HEALTH_PATHS = frozenset({("healthz",), ("livez",), ("readyz",)})
 
