@@ -73,5 +73,9 @@ tools:
 bench: install tools
 	$(BIN)/python -m bench
 
+## soak: the whole system under load and faults for 10 minutes, then its checks (not part of make test)
+soak: install
+	$(BIN)/python -m soak
+
 clean:
 	rm -rf $(VENV) .fleet .mypy_cache .ruff_cache .pytest_cache

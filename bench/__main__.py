@@ -1,4 +1,4 @@
-"""`python -m bench` (`make bench`): every benchmark of the issues, one table, its JSON and a growth plot.
+"""`python -m bench` (`make bench`): every benchmark, one table, its JSON and a growth plot.
 
     python -m bench [--only NAME ... [--publish]] [--quick] [--dsn SUPERUSER_DSN] [--rebuild] [--results DIR] [--list]
 
@@ -38,6 +38,7 @@ from typing import Any
 
 from bench import plot, results_page, suite
 from bench.common import kept_postgres
+from bench.runs import Benchmark, Options, Result, Run
 from bench.table import Point, Row, render, rows_from_json, to_json
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -48,7 +49,7 @@ def say(text: str) -> None:
     print(text, flush=True)
 
 
-def run_one(run: suite.Run, logs: Path, rebuild: bool) -> tuple[dict[str, Any] | None, float, str]:
+def run_one(run: Run, logs: Path, rebuild: bool) -> tuple[dict[str, Any] | None, float, str]:
     """Run one benchmark process; its figures (None if it failed), wall seconds and what went wrong."""
     logs.mkdir(parents=True, exist_ok=True)
     log = logs / f"{run.label.replace('@', '-').replace('%', 'pct')}.log"
@@ -75,14 +76,14 @@ def run_one(run: suite.Run, logs: Path, rebuild: bool) -> tuple[dict[str, Any] |
 
 
 def run_all(
-    benchmarks: Sequence[suite.Benchmark], options: suite.Options, results: Path, rebuild: bool
+    benchmarks: Sequence[Benchmark], options: Options, results: Path, rebuild: bool
 ) -> tuple[list[Row], list[Point], list[str], dict[str, float]]:
     rows: list[Row] = []
     points: list[Point] = []
     failures: list[str] = []
     durations: dict[str, float] = {}
     for benchmark in benchmarks:
-        done: list[suite.Result] = []
+        done: list[Result] = []
         for run in benchmark.plan(options):
             say(f"running {run.label} ...")
             figures, seconds, problem = run_one(run, results / "logs", rebuild)
@@ -120,13 +121,13 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [b for b in suite.BENCHMARKS if not args.only or b.name in args.only]
     if args.list:
         for benchmark in chosen:
-            for run in benchmark.plan(suite.Options(dsn="DSN", quick=args.quick)):
+            for run in benchmark.plan(Options(dsn="DSN", quick=args.quick)):
                 say(f"{run.label:<24} python -m {run.module} {' '.join(run.args)}")
         return 0
     started, load_before = time.monotonic(), os.getloadavg()
     began = datetime.now(UTC)
     with kept_postgres(args.dsn, data_dir_name="bench-pg") as dsn:
-        rows, points, failures, durations = run_all(chosen, suite.Options(dsn, args.quick), args.results, args.rebuild)
+        rows, points, failures, durations = run_all(chosen, Options(dsn, args.quick), args.results, args.rebuild)
     seconds = time.monotonic() - started
     say("")
     say(render(rows))

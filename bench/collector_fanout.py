@@ -23,11 +23,14 @@ import resource
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
 
 from bench.common import module_command, postgres, simulator_process, worker_database
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_note
+from bench.table import Point, Row, Target
 from bench.worker_side import clusters_with_a_shoot, worker_side
 from collector.inventory.garden_reader import GardenReader
 from collector.inventory.loop import InventoryLoop, RoundSummary
@@ -39,8 +42,8 @@ from collector.settings import InventorySettings
 from common import eventloop
 from common.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from common.garbage_collection import DEFAULT_GC_THRESHOLD, PYTHON_GC_THRESHOLD, set_gc_threshold
-from db.seed.generate import FleetSize, generate
-from db.seed.model import Fleet
+from fleet_description.generate import FleetSize, generate
+from fleet_description.model import Fleet
 
 DATABASE = "fleet_bench_fanout"
 TARGET_RATIO = 1.5
@@ -232,6 +235,56 @@ async def measure(
             ratios.append(report(name, summary, wall, spent, collected_garbage, minted, workers, latency, figures))
     print(f"target: ratio <= {TARGET_RATIO} (measured / ideal)")
     return all(r <= TARGET_RATIO for r in ratios)
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+def plan(options: Options) -> list[Run]:
+    return [
+        Run("collector_fanout", "bench.collector_fanout", ("--shoots", str(2000 * p // 100), "--dsn", options.dsn), p)
+        for p in options.percents
+    ]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    run, f = largest(results)
+    note = size_note(run) or f"{f['warm_clusters']:,.0f} shoots, 64 workers, 50 ms per call"
+    rows = [
+        Row(
+            "collector_fanout",
+            f"one round, {name} credentials",
+            f[f"{name}_seconds"],
+            "s",
+            "ideal: clusters x calls x latency / workers",
+            f[f"{name}_ideal_seconds"],
+            Target("<=", TARGET_RATIO),
+            note,
+        )
+        for name in ("cold", "warm")
+    ]
+    rows += [
+        Row(
+            "collector_fanout",
+            f"worker CPU per cluster, {name} credentials",
+            f[f"{name}_worker_cpu_ms_per_cluster"],
+            "ms",
+            note=f"beside the ratio {f[f'{name}_ratio']:.2f}; every response bound on (INVENTORY_MAX_*, ledger cap)",
+        )
+        for name in ("cold", "warm")
+        if f"{name}_worker_cpu_ms_per_cluster" in f
+    ]
+    points = []
+    panel = "collector round, 64 workers, 50 ms per call (s)"
+    for _, g in results:
+        points += [
+            Point("round, credentials cached", panel, g["warm_clusters"], g["warm_seconds"], "s", "shoots"),
+            Point("ideal", panel, g["warm_clusters"], g["warm_ideal_seconds"], "s", "shoots"),
+        ]
+    return rows, points
+
+
+BENCHMARK = Benchmark("collector_fanout", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

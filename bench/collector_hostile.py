@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ import orjson
 import psycopg
 
 from bench.common import PROJECT, module_command, postgres, simulator_process, worker_database
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest
+from bench.table import Row, Target
 from collector.kube.client import garden_client
 from collector.kube.garden import RealGardener, shoot_refs
 from common.labels import CLUSTER_ID_LABEL
@@ -213,6 +216,45 @@ async def measure(admin_dsn: str, worker_dsn: str, kubeconfig: Path) -> dict[str
     print(f"targets: peak RSS < {RSS_TARGET_MB:g} MB, worst /livez < {LIVEZ_TARGET_MS:g} ms, every poll answered")
     figures["ok"] = float(ok)
     return figures
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+def plan(options: Options) -> list[Run]:
+    return [Run("collector_hostile", "bench.collector_hostile", ("--dsn", options.dsn), timeout_seconds=1800.0)]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    _, f = largest(results)
+    rows: list[Row] = []
+    for bomb in BOMBS:
+        key = f"{bomb.kind}_{bomb.resource}"
+        if f"{key}_rss_mb" not in f:
+            continue
+        rows += [
+            Row(
+                "collector_hostile",
+                f"peak RSS of a round, one shoot: {bomb.name}",
+                f[f"{key}_rss_mb"],
+                "MB",
+                target=Target("<", RSS_TARGET_MB),
+                note=f"the same round without a bomb: {f['baseline_rss_mb']:.0f} MB",
+            ),
+            Row(
+                "collector_hostile",
+                f"worst /livez during that round: {bomb.name}",
+                f[f"{key}_livez_worst_ms"],
+                "ms",
+                target=Target("<", LIVEZ_TARGET_MS),
+                note=f"without a bomb: {f['baseline_livez_worst_ms']:.0f} ms; "
+                f"unanswered polls: {f[f'{key}_livez_failures']:.0f}",
+            ),
+        ]
+    return rows, []
+
+
+BENCHMARK = Benchmark("collector_hostile", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,8 @@ import yaml
 from kubernetes import client, config
 
 from bench.common import PROJECT, module_command, postgres, simulator_process, worker_database
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest
+from bench.table import Row, Target
 from collector.kube.liststream import ListSplitter, gc_paused
 from sim.world.fleets import huge_cluster_id, huge_fleet
 
@@ -187,6 +189,49 @@ def measure_parse(kubeconfig: Path, figures: dict[str, float] | None = None) -> 
             typed_vs_collector=typed_ratio,
         )
     return vs_bare_off <= PARSE_TARGET and typed_ratio >= TYPED_TARGET
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+def plan(options: Options) -> list[Run]:
+    return [] if options.quick else [Run("collector_huge", "bench.collector_huge", ("--dsn", options.dsn))]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    _, f = largest(results)
+    rows = [
+        Row(
+            "collector_huge",
+            "peak RSS collecting 5,000 nodes, 150,000 pods",
+            f["peak_rss_mb"],
+            "MB",
+            target=Target("<", RSS_LIMIT_MB),
+            note=f"the worker after its imports: {f['baseline_rss_mb']:.0f} MB; collect exit {f['collect_exit']:.0f}",
+        ),
+        Row(
+            "collector_huge",
+            "CPU per 10,000 pods, collector path",
+            f["collector_ms_per_10k"],
+            "ms",
+            "bare orjson.loads, GC off",
+            f["bare_gc_off_ms_per_10k"],
+            Target("<=", PARSE_TARGET),
+        ),
+        Row(
+            "collector_huge",
+            "CPU per 10,000 pods, typed client",
+            f["typed_ms_per_10k"],
+            "ms",
+            "collector path, same 10,000 pods",
+            f["slice_collector_ms_per_10k"],
+            Target(">=", TYPED_TARGET),
+        ),
+    ]
+    return rows, []
+
+
+BENCHMARK = Benchmark("collector_huge", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

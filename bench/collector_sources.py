@@ -37,6 +37,8 @@ from bench.collector_fanout import (
     server_cpu_seconds,
 )
 from bench.common import module_command, postgres, simulator_process, worker_database
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_note
+from bench.table import Row, Target
 from bench.worker_side import clusters_with_a_shoot, worker_side
 from collector.inventory.garden_reader import GardenReader
 from collector.inventory.loop import InventoryLoop, RoundSummary
@@ -210,6 +212,89 @@ async def one_round(
     minted = sum(credentials.minted.values()) - minted
     secrets = resolver.reads - secrets
     return report(name, summary, wall, spent, garbage, minted + secrets, minted, secrets, workers, latency, figures)
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+SOURCE_LABELS = {"apiserver": "API-server source", "prometheus": "Prometheus source"}
+
+
+def plan(options: Options) -> list[Run]:
+    # One fleet for both sources; the quick mode takes a tenth of it.
+    percent = 10 if options.quick else 100
+    shoots = 2000 * percent // 100
+    return [
+        Run(
+            "collector_sources",
+            "bench.collector_sources",
+            ("--shoots", str(shoots), "--dsn", options.dsn),
+            percent,
+            timeout_seconds=1800.0,
+        )
+    ]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    run, f = largest(results)
+    note = size_note(run) or f"{f['apiserver_warm_clusters']:,.0f} shoots, 64 workers, 50 ms per call, one run"
+    rows: list[Row] = []
+    for source, label in SOURCE_LABELS.items():
+        warm_label = "credentials cached" if source == "apiserver" else "monitoring secrets cached"
+        for phase, cached in (("cold", "nothing cached"), ("warm", warm_label)):
+            key = f"{source}_{phase}"
+            rows.append(
+                Row(
+                    "collector_sources",
+                    f"one round, {label}, {cached}",
+                    f[f"{key}_seconds"],
+                    "s",
+                    "ideal: clusters x requests x latency / workers",
+                    f[f"{key}_ideal_seconds"],
+                    Target("<=", TARGET_RATIO),
+                    note,
+                )
+            )
+        warm, cold = f"{source}_warm", f"{source}_cold"
+        rows += [
+            Row("collector_sources", f"worker CPU per cluster, {label}", f[f"{warm}_worker_cpu_ms_per_cluster"], "ms"),
+            Row(
+                "collector_sources",
+                f"requests per cluster, {label}",
+                f[f"{warm}_requests_per_cluster"],
+                "requests",
+                note=f"{f[f'{cold}_requests_per_cluster']:.2f} with nothing cached",
+            ),
+            Row(
+                "collector_sources",
+                f"bytes read per cluster, {label}",
+                f[f"{warm}_kib_read_per_cluster"],
+                "KiB",
+                note="body bytes of the answers the reading used",
+            ),
+            Row(
+                "collector_sources",
+                f"shoot credentials minted per round, {label}",
+                f[f"{cold}_credentials_minted"],
+                "credentials",
+                note=f"nothing cached; {f[f'{warm}_credentials_minted']:.0f} once cached; "
+                f"monitoring secrets read: {f[f'{cold}_secrets_read']:.0f} and {f[f'{warm}_secrets_read']:.0f}",
+            ),
+        ]
+    rows.append(
+        Row(
+            "collector_sources",
+            "numbers the two sources stored differently",
+            f["differences"],
+            "numbers",
+            target=Target("==", 0),
+            note=f"of {f['compared_numbers']:,.0f} cluster, node pool and namespace numbers of the same world",
+        )
+    )
+    return rows, []
+
+
+BENCHMARK = Benchmark("collector_sources", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

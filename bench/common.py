@@ -19,8 +19,8 @@ import psycopg
 
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
-from db.seed.model import Fleet
 from db.seed.write import analyze, write_fleet
+from fleet_description.model import Fleet
 from sim.control.statedir import STATE_FILE, SimState
 
 PROJECT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Benchmark: time to content of DCIM's summary and cluster list pages in headless Chromium (issue 19).
+"""Benchmark: time to content of DCIM's summary and cluster list pages in headless Chromium.
 
     .venv/bin/python -m bench.dcim_pages [--dsn SUPERUSER_DSN] [--rounds 5] [--organizations 10000]
                                          [--json FILE]
@@ -23,6 +23,7 @@ import secrets
 import statistics
 import sys
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ from bench.common import kept_postgres
 from bench.fleet_api import _settings, prepare_world
 from bench.fleet_search import fill_history
 from bench.overview_function import SCALE
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_note
+from bench.table import Row
 from fleetctl.webapp import bind_socket, dcim_app, serve_pages, socket_url
 from services.common.auth import DcimTokenRules, mint_token
 from services.fleet.app import running_fleet_api
@@ -100,6 +103,28 @@ async def run(target: str, rounds: int) -> dict[str, float]:
             f" (min {min(values):.0f}, max {max(values):.0f}, {len(values)} loads)"
         )
     return figures
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+def plan(options: Options) -> list[Run]:
+    # The scale fleet only; the world and its history are the ones fleet_api and fleet_search use.
+    rounds = "3" if options.quick else "5"
+    args = ("--organizations", str(SCALE.organizations), "--rounds", rounds, "--dsn", options.dsn)
+    return [Run("dcim_pages", "bench.dcim_pages", args)]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    run, f = largest(results)
+    if "summary ms" not in f:
+        return [], []  # no Chromium where the benchmarks ran: nothing was measured
+    note = size_note(run) or "headless Chromium, fresh browser context per load; measured, not a target"
+    rows = [Row("dcim_pages", f"DCIM {name} page, time to content", f[f"{name} ms"], "ms", note=note) for name in PAGES]
+    return rows, []
+
+
+BENCHMARK = Benchmark("dcim_pages", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

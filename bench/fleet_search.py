@@ -1,4 +1,4 @@
-"""Benchmark: search and sort of the staff API (issue 19), figures measured side by side in one run.
+"""Benchmark: search and sort of the staff API, figures measured side by side in one run.
 
     .venv/bin/python -m bench.fleet_search [--dsn SUPERUSER_DSN] [--rounds 7] [--organizations 10000]
                                            [--depth 100] [--json FILE]
@@ -29,7 +29,7 @@ import secrets
 import statistics
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -43,6 +43,8 @@ from fundament.fleet.v1.fleet_pb2_grpc import FleetServiceStub
 from bench.common import kept_postgres
 from bench.fleet_api import _settings, measured, prepare_world, staff_caller
 from bench.overview_function import SCALE
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_note
+from bench.table import Row, Target
 from collector.inventory import history_store
 from common import naming
 from services.fleet.app import running_fleet_api
@@ -301,6 +303,67 @@ def report(times: dict[str, list[float]]) -> dict[str, float]:
         _say(f"ratio {label}: {ratio:.2f} (target <= {target:g}: {'met' if ratio <= target else 'NOT met'})")
         figures[label.split(" (")[0]] = ratio
     return figures
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+PAGE1 = "ListClusters page 1"
+TRENDS = "GetFleetTrends 30 days hourly"
+WORST = "matrix worst cell"
+# The table's rows: (figure, its key, reference, its key, target), each target a ratio of medians in ms.
+RATIOS = (
+    ("ListClusters filter x order, worst cell", WORST, PAGE1, PAGE1, MATRIX_TARGET),
+    ("ListClusters unique-name search", "search unique cluster", PAGE1, PAGE1, SEARCH_TARGET),
+    ("SearchNamespaces by a common name", "search namespace", PAGE1, PAGE1, SEARCH_TARGET),
+    ("SearchNamespaces by Kubernetes name", "search namespace by Kubernetes name", PAGE1, PAGE1, SEARCH_TARGET),
+    (
+        "GetFleetSummary read fresh",
+        "GetFleetSummary (fresh)",
+        "count(*) of clusters",
+        "count(*) clusters",
+        SUMMARY_TARGET,
+    ),
+    (
+        "ListOrganizations 500 per page",
+        "ListOrganizations size 500",
+        "ListOrganizations 100 per page",
+        "ListOrganizations size 100",
+        ORGANIZATIONS_TARGET,
+    ),
+    *(
+        (f"{TRENDS}, {scope}", f"{TRENDS}, {scope}", PAGE1, PAGE1, TRENDS_TARGET)
+        for scope in ("fleet", "one organization")
+    ),
+)
+
+
+def plan(options: Options) -> list[Run]:
+    # At the scale fleet only: the targets compare cells of one run, and the matrix is long.
+    rounds = "3" if options.quick else "7"
+    return [
+        Run(
+            "fleet_search",
+            "bench.fleet_search",
+            ("--organizations", str(SCALE.organizations), "--rounds", rounds, "--dsn", options.dsn),
+        )
+    ]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    run, f = largest(results)
+    worst = next(name for name in f if name.startswith("matrix worst cell"))
+    rows = []
+    for figure, key, reference, reference_key, target in RATIOS:
+        value = f[worst] * f[PAGE1] if key == WORST else f[key]  # the worst cell is reported as a ratio to page 1
+        note = size_note(run)
+        if not note and figure.startswith(TRENDS):
+            note = f"history storage {f['history bytes per day'] / 2**20:.1f} MiB per day"
+        rows.append(Row("fleet_search", figure, value, "ms", reference, f[reference_key], Target("<=", target), note))
+    return rows, []
+
+
+BENCHMARK = Benchmark("fleet_search", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

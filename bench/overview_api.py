@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,6 +36,8 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest
+from bench.table import Row, Target
 from db.embedded import EmbeddedPostgres, free_port, runtime_root
 from db.migrate import fresh_database
 
@@ -240,6 +242,48 @@ def table(figures: list[Figure]) -> str:
             f" {f.reference_cpu_microseconds_per_call:>6.0f} {f.cpu_ratio:>5.2f}x  {f.errors}"
         )
     return "\n".join(lines)
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+def plan(options: Options) -> list[Run]:
+    args = ("--rounds", "3", "--seconds", "1") if options.quick else ()
+    return [Run("overview_api", "bench.overview_api", args, timeout_seconds=900)]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    _, f = largest(results)
+    rows = []
+    for figure in f["figures"]:
+        target = None if figure["target"] is None else Target(">=", figure["target"])
+        errors = f"{figure['errors']} errors" if figure["errors"] else ""
+        rows.append(
+            Row(
+                "overview_api",
+                f"{figure['name']} (cached)",
+                figure["requests_per_second"],
+                "req/s",
+                "bare handler, same server shape",
+                figure["reference_requests_per_second"],
+                target,
+                errors,
+            )
+        )
+        rows.append(
+            Row(
+                "overview_api",
+                f"{figure['name']} server CPU per call",
+                figure["cpu_microseconds_per_call"],
+                "us",
+                "bare handler",
+                figure["reference_cpu_microseconds_per_call"],
+            )
+        )
+    return rows, []
+
+
+BENCHMARK = Benchmark("overview_api", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

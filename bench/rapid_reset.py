@@ -1,4 +1,4 @@
-"""Benchmark: the staff API's memory under HTTP/2 rapid reset on its gRPC port (issue 17).
+"""Benchmark: the staff API's memory under HTTP/2 rapid reset on its gRPC port.
 
     .venv/bin/python -m bench.rapid_reset [--dsn SUPERUSER_DSN] [--streams 400000] [--json FILE]
 
@@ -9,7 +9,7 @@ server a stream's setup while never counting against its concurrent-stream limit
 client reconnects whenever the server sends GOAWAY, so the pattern goes on whatever the server's
 own defence does. The server's RSS (VmRSS) is read after 50,000 streams and after all of them.
 
-Target (issue 17): RSS after 400,000 streams within 10 % of RSS after 50,000 (ratio <= 1.10).
+Target: RSS after 400,000 streams within 10 % of RSS after 50,000 (ratio <= 1.10).
 
 The frames are written by hand (hyperframe's header parser and hpack's encoder, both parts of the
 `h2` library, do the HTTP/2 and HPACK work), because `h2.connection.H2Connection` costs the client
@@ -27,6 +27,7 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import hpack
@@ -36,6 +37,8 @@ import psycopg
 from hyperframe.frame import Frame
 
 from bench.common import PROJECT, postgres
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest
+from bench.table import Row, Target
 from db.migrate import fresh_database
 
 TARGET_RATIO = 1.10
@@ -184,6 +187,33 @@ def start_api(dsn: str, http_port: int, grpc_port: int) -> subprocess.Popen[byte
         time.sleep(0.2)
     child.kill()
     raise TimeoutError("platform-admin-api did not become ready")
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+def plan(options: Options) -> list[Run]:
+    return [Run("rapid_reset", "bench.rapid_reset", ("--dsn", options.dsn), timeout_seconds=600.0)]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    _, f = largest(results)
+    livez = "answered" if f["livez_ok"] else "did NOT answer"
+    row = Row(
+        "rapid_reset",
+        f"staff API RSS after {f['streams']:,.0f} rapid-reset HTTP/2 streams",
+        f["final_rss_mb"],
+        "MB",
+        f"RSS after {f['checkpoint_streams']:,.0f}",
+        f["checkpoint_rss_mb"],
+        Target("<=", TARGET_RATIO),
+        f"gRPC port, default limits; {f['streams_per_second']:,.0f} streams/s over {f['connections']:.0f} "
+        f"connection(s); /livez {livez} afterwards",
+    )
+    return [row], []
+
+
+BENCHMARK = Benchmark("rapid_reset", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,18 +21,21 @@ import logging
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.common import module_command, postgres, simulator_process, worker_database
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_note
+from bench.table import Point, Row, Target
 from collector.kube.client import garden_client
 from collector.kube.garden import RealGardener
 from collector.reconcile.loop import ReconcileLoop
 from common.database import make_pool
 from common.labels import CLUSTER_ID_LABEL
 from common.settings import DatabaseSettings
-from db.seed.generate import FleetSize, generate
-from db.seed.model import Fleet
+from fleet_description.generate import FleetSize, generate
+from fleet_description.model import Fleet
 
 DATABASE = "fleet_bench_reconcile"
 TARGET_RATIO = 3.0
@@ -124,6 +127,63 @@ async def measure(worker_dsn: str, kubeconfig: Path, rounds: int, figures: dict[
         )
         figures.update(shoots=shoots_after, store_seconds=statistics.median(stores))
     return ratio <= TARGET_RATIO and rows_written == 0 and changes == 0
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+def plan(options: Options) -> list[Run]:
+    rounds = "2" if options.quick else "3"
+    return [
+        Run(
+            "reconcile",
+            "bench.reconcile",
+            (
+                "--organizations",
+                str(DEFAULT_ORGANIZATIONS * p // 100),
+                "--rounds",
+                rounds,
+                "--dsn",
+                options.dsn,
+            ),
+            p,
+        )
+        for p in options.percents
+    ]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    run, f = largest(results)
+    shoots = f"{f['shoots']:,.0f} shoots, {f['clusters']:,.0f} clusters"
+    rows = [
+        Row(
+            "reconcile",
+            "pass with no change",
+            f["pass_seconds"],
+            "s",
+            "list_shoots alone",
+            f["list_seconds"],
+            Target("<=", TARGET_RATIO),
+            size_note(run) or shoots,
+        ),
+        Row(
+            "reconcile",
+            "finding rows written by passes with no change",
+            f["rows_written"],
+            "rows",
+            target=Target("==", 0),
+        ),
+    ]
+    points = []
+    for _, g in results:
+        points += [
+            Point("reconcile pass, no change", "reconcile (s)", g["shoots"], g["pass_seconds"], "s", "shoots"),
+            Point("list_shoots alone", "reconcile (s)", g["shoots"], g["list_seconds"], "s", "shoots"),
+        ]
+    return rows, points
+
+
+BENCHMARK = Benchmark("reconcile", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +37,8 @@ from typing import Any
 import orjson
 import urllib3
 
+from bench.runs import Benchmark, Options, Reading, Result, Run, largest
+from bench.table import Row, Target
 from sim.control.client import ControlClient
 from sim.control.statedir import STATE_FILE, SimState
 
@@ -226,6 +228,37 @@ def scale_fleet() -> bool:
         started, peak = sim.started_seconds, mib(sim.peak_rss_bytes())
         print(f"scale fleet: {remaining:,} shoots, started in {started:.1f} s, peak RSS {peak}")
         return status == 200 and sim.peak_rss_bytes() < RSS_LIMIT_BYTES
+
+
+# -- in the table of `python -m bench` --------------------------------------------------------------
+
+
+def plan(options: Options) -> list[Run]:
+    args = ("--skip-huge", "--shoots", "400") if options.quick else ()
+    return [Run("sim_scale", "bench.sim_scale", args)]
+
+
+def read(results: Sequence[Result]) -> Reading:
+    _, f = largest(results)
+    limit = Target("<", RSS_LIMIT_BYTES / 1024**2)
+    rows = [
+        Row(
+            "sim_scale", f"peak RSS serving {f['many_shoots']:,.0f} shoots", f["many_peak_rss_mib"], "MiB", target=limit
+        ),
+        Row(
+            "sim_scale",
+            "collector-like pass, requests per second",
+            f["many_requests_per_second"],
+            "req/s",
+            note=f"{f['many_cpu_ms_per_request']:.1f} ms of simulator CPU per request",
+        ),
+    ]
+    if "huge_peak_rss_mib" in f:
+        rows.append(Row("sim_scale", "peak RSS serving 150,000 pods", f["huge_peak_rss_mib"], "MiB", target=limit))
+    return rows, []
+
+
+BENCHMARK = Benchmark("sim_scale", plan, read)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,8 +26,8 @@ from psycopg import sql
 from common.settings import LOCAL_DATABASE_HOST, LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT, env_str
 from db.embedded import EmbeddedPostgres, EmbeddedPostgresError, runtime_root
 from db.migrate import MigrationError, applied_versions, apply_platform_model, apply_roles, available, migrate
-from db.seed.generate import SIZES, iter_parts
 from db.seed.write import SeedError, WrittenCounts, analyze, write_parts
+from fleet_description.generate import SIZES, iter_parts
 
 logger = logging.getLogger(__name__)
 

@@ -12,7 +12,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from fleetctl import db, demo, org, soak, token
+from fleetctl import db, org, token
+from fleetctl.demo import command as demo
 from fleetctl.status_poller import command as status_poller
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
@@ -22,7 +23,6 @@ COMMANDS: tuple[Register, ...] = (
     org.register,
     token.register,
     demo.register,
-    soak.register,
     status_poller.register,
 )
 

@@ -82,7 +82,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
     parser.add_argument(
         "--hostile",
         action="store_true",
-        help="hostile mode: the first serving shoots each play one hostile answer (sim/api/hostile.py)",
+        help="hostile mode: the first serving shoots each play one hostile answer (sim/api/faults/hostile.py)",
     )
     parser.add_argument(
         "--state-dir",

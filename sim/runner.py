@@ -21,8 +21,8 @@ from pathlib import Path
 from aiohttp import web
 
 from common.eventloop import DEFAULT_EVENT_LOOP, loop_factory
-from db.seed.model import Fleet
-from sim.api.kubeconfig import to_yaml
+from fleet_description.model import Fleet
+from sim.api.credentials.kubeconfig import to_yaml
 from sim.api.server import SimApp
 from sim.api.simulator import SimSettings, Simulator
 from sim.control.actions import SimControl

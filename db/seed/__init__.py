@@ -1,6 +1,6 @@
-"""The fleet description: one deterministic model of organizations, clusters and shoots.
+"""The seed writer: a fleet description (`fleet_description/`) stored in the database.
 
-`model.py` is the shape; `generate.py` makes fleets of any size from a seed; `write.py` stores one in
-the database. The simulator builds its Gardener world from the very same description, so the two
-agree except where the description plants drift on purpose.
+`write.py` writes a generated fleet into an empty, migrated database (`fleet db seed`, the test
+fixtures, the demo, the benchmarks). The description itself lives in `fleet_description/`, which the
+simulator shares without depending on anything of `db/`.
 """

@@ -21,8 +21,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from db.seed.generate import FleetPart
-from db.seed.model import Fleet
+from fleet_description.generate import FleetPart
+from fleet_description.model import Fleet
 
 logger = logging.getLogger(__name__)
 

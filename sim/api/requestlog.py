@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from sim.api.auth import TokenKind
+from sim.api.credentials.tokens import TokenKind
 
 GARDEN = "garden"
 

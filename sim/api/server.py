@@ -5,9 +5,9 @@ docs/architecture.md, 'fleet-sim is a pure Kubernetes fake on one port'):
 
 - `/_sim/...` the control endpoint (control token), handed in by whoever assembles the app
   (`sim/runner.py` mounts `sim/control/endpoint.py`), so the API knows nothing of control;
-- `/shoots/<project>--<name>/...` one shoot's API server, see `sim/api/shoot_api.py`;
-- `/prometheus/<project>--<name>/...` one shoot's Prometheus, see `sim/api/prometheus_api.py`;
-- everything else: the garden's API server, see `sim/api/garden_api.py`.
+- `/shoots/<project>--<name>/...` one shoot's API server, see `sim/api/apiservers/shoot.py`;
+- `/prometheus/<project>--<name>/...` one shoot's Prometheus, see `sim/api/prometheus/http_api.py`;
+- everything else: the garden's API server, see `sim/api/apiservers/garden.py`.
 
 Each API request goes through one pipeline, in this order: log it; the configured latency;
 network-level faults (latency, hang, reset); the API module (authentication, then the answer);
@@ -27,20 +27,16 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from sim.api.auth import TokenKind
-from sim.api.faults import ANY_SHOOT, STATUS_FAULTS, Fault, FaultKind
-from sim.api.garden_api import handle_garden
-from sim.api.hostile import KUBECONFIG_FAULTS, STREAM_FAULTS, redirect, rewrite_kubeconfig, send_stream_fault
-from sim.api.kinds import KUBECONFIG_REQUEST_KINDS
-from sim.api.paths import ApiPath, parse_api_path
-from sim.api.prometheus_api import error_reply as prometheus_error
-from sim.api.prometheus_api import flood_reply, handle_prometheus, unauthorized_reply, unavailable_reply
-from sim.api.replies import Reply, error_reply
-from sim.api.request import ApiRequest
-from sim.api.requestlog import GARDEN, LoggedRequest
-from sim.api.shoot_api import handle_shoot
-from sim.api.simulator import Simulator
-from sim.api.status import (
+from sim.api.apiservers.garden import handle_garden
+from sim.api.apiservers.shoot import handle_shoot
+from sim.api.credentials.tokens import TokenKind
+from sim.api.faults.hostile import KUBECONFIG_FAULTS, STREAM_FAULTS, redirect, rewrite_kubeconfig, send_stream_fault
+from sim.api.faults.injected import ANY_SHOOT, STATUS_FAULTS, Fault, FaultKind
+from sim.api.machinery.kinds import KUBECONFIG_REQUEST_KINDS
+from sim.api.machinery.paths import ApiPath, parse_api_path
+from sim.api.machinery.replies import Reply, error_reply
+from sim.api.machinery.request import ApiRequest
+from sim.api.machinery.status import (
     ApiError,
     expired,
     forbidden,
@@ -49,6 +45,10 @@ from sim.api.status import (
     service_unavailable,
     unauthorized,
 )
+from sim.api.prometheus.http_api import error_reply as prometheus_error
+from sim.api.prometheus.http_api import flood_reply, handle_prometheus, unauthorized_reply, unavailable_reply
+from sim.api.requestlog import GARDEN, LoggedRequest
+from sim.api.simulator import Simulator
 
 logger = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class SimApp:
         return await self._send(request, reply, fault)
 
     async def _prometheus(self, request: web.Request) -> web.StreamResponse:
-        """One shoot's Prometheus (sim/api/prometheus_api.py): the same pipeline, its own faults and errors."""
+        """One shoot's Prometheus (sim/api/prometheus/http_api.py): the same pipeline, its own faults and errors."""
         sim = self.sim
         key = request.match_info["key"]
         api_path = "/" + request.match_info.get("tail", "")

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from db.seed.model import Fleet
-from sim.api.auth import Tokens
-from sim.api.faults import FaultTable
-from sim.api.kubeconfig import Json, kubeconfig
-from sim.api.listcache import ListCache
-from sim.api.monitoring import MonitoringState
+from fleet_description.model import Fleet
+from sim.api.credentials.kubeconfig import Json, kubeconfig
+from sim.api.credentials.tls import TlsMaterial, generate_tls
+from sim.api.credentials.tokens import Tokens
+from sim.api.faults.injected import FaultTable
+from sim.api.machinery.listcache import ListCache
+from sim.api.prometheus.monitoring import MonitoringState
 from sim.api.requestlog import RequestLog
-from sim.api.tls import TlsMaterial, generate_tls
 from sim.world.clock import Clock
 from sim.world.generate import DEFAULT_PROFILE, ContentProfile
 from sim.world.world import World
@@ -39,7 +39,7 @@ class SimSettings:
     chunk_bytes: int = 256 * 1024
     """Size of the pieces a long list is streamed in."""
     list_cache_bytes: int = 64 * 1024 * 1024
-    """Bound of the encoded shoot lists kept between requests (`sim/api/listcache.py`); 0 keeps none."""
+    """Bound of the encoded shoot lists kept between requests (`sim/api/machinery/listcache.py`); 0 keeps none."""
 
 
 class Simulator:

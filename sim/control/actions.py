@@ -15,11 +15,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
-from sim.api.auth import TokenKind
-from sim.api.faults import Fault, FaultKind
-from sim.api.hostile import HOSTILE_CASES, MONITORING_HOSTILE_CASES
-from sim.api.kinds import CERTIFICATES, SHOOT_KINDS
-from sim.api.kubeconfig import Json, kubeconfig
+from sim.api.credentials.kubeconfig import Json, kubeconfig
+from sim.api.credentials.tokens import TokenKind
+from sim.api.faults.hostile import HOSTILE_CASES, MONITORING_HOSTILE_CASES
+from sim.api.faults.injected import Fault, FaultKind
+from sim.api.machinery.kinds import CERTIFICATES, SHOOT_KINDS
 from sim.api.requestlog import GARDEN, LoggedRequest
 from sim.api.server import PROMETHEUS
 from sim.api.simulator import MIN_KUBECONFIG_SECONDS, Simulator
@@ -93,8 +93,8 @@ class SimControl:
         times: int | None = None,
         count: int = 0,
     ) -> None:
-        """Make requests to `target` (`garden`, a shoot key or `*`) fail; see `sim/api/faults.py`
-        (and `sim/api/hostile.py` for the hostile answers; `count` is the items a `flood` sends)."""
+        """Make requests to `target` (`garden`, a shoot key or `*`) fail; see `sim/api/faults/injected.py`
+        (and `hostile.py` beside it for the hostile answers; `count` is the items a `flood` sends)."""
         fault_kind = kind if isinstance(kind, FaultKind) else FaultKind.parse(kind)
         if target not in {GARDEN, "*"}:
             self.sim.world.require_shoot(target)
@@ -102,7 +102,7 @@ class SimControl:
 
     @on_loop
     def hostile(self, keys: list[str] | None = None, seconds: float = 60.0) -> list[dict[str, Any]]:
-        """fleet-sim's hostile mode: each case of `sim/api/hostile.py` on one shoot of `keys` (default:
+        """fleet-sim's hostile mode: each case of `sim/api/faults/hostile.py` on one shoot of `keys` (default:
         the serving shoots in order); answers which shoot plays which case. Cases beyond the shoots are left out."""
         chosen = keys if keys is not None else [s.key for s in self.sim.world.shoots.iter_from() if s.serving]
         played: list[dict[str, Any]] = []

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from sim.api.auth import TokenKind
+from sim.api.credentials.tokens import TokenKind
 from sim.api.simulator import Simulator
 from sim.control.actions import HTTP_ACTIONS, SimControl
 

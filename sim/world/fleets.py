@@ -1,7 +1,7 @@
 """Which world to simulate: the fleets of the database seed, or one shoot at Kubernetes' limits.
 
-`test`, `demo` and `scale` are `db.seed.generate` sizes, so the simulator and a database seeded
-with the same size and seed agree on every cluster, pool and namespace. The huge fleet is the
+`test`, `demo` and `scale` are `fleet_description.generate` sizes, so the simulator and a database
+seeded with the same size and seed agree on every cluster, pool and namespace. The huge fleet is the
 simulator's own: one organization, one cluster, one shoot with 5,000 nodes and 150,000 pods
 (the largest cluster Kubernetes documents as supported), for the
 collector's memory benchmark.
@@ -13,8 +13,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from uuid import UUID
 
-from db.seed.generate import SIZES, generate
-from db.seed.model import (
+from fleet_description.generate import SIZES, generate
+from fleet_description.model import (
     ClusterSpec,
     Fleet,
     NamespaceSpec,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from uuid import UUID
 
 from common.naming import namespace_name, worker_name
-from db.seed.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, ProjectSpec
+from fleet_description.model import ClusterSpec, Fleet, NamespaceSpec, NodePoolSpec, ProjectSpec
 from sim.world import derive
 from sim.world.records import (
     CertificateRecord,

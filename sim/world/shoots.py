@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from db.seed.model import ShootSpec
+from fleet_description.model import ShootSpec
 
 OPERATION_TYPES = ("Create", "Reconcile", "Delete", "Migrate", "Restore")
 OPERATION_STATES = ("Processing", "Succeeded", "Error", "Failed", "Pending", "Aborted")

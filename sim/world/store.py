@@ -7,7 +7,7 @@ bucket sorted by name, so a page can start anywhere by bisection, whatever the s
 putting its replacement. Iteration copies one bucket at a time, so a change made between two
 pages of a streamed response never breaks the iteration (it may show up, as in an inconsistent
 list). `Store.version` names the store's current contents, so what is derived from them (an encoded
-list, see `sim/api/listcache.py`) can be kept until they change.
+list, see `sim/api/machinery/listcache.py`) can be kept until they change.
 """
 
 from __future__ import annotations

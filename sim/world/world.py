@@ -1,7 +1,7 @@
 """The simulated landscape: the garden's shoots and projects, and every shoot's contents.
 
-Built from a `db.seed.model.Fleet` (the same description that seeds the database, so both agree,
-minus the drift the fleet plants on purpose). A shoot's contents are built the first time they are
+Built from a `fleet_description.model.Fleet` (the same description that seeds the database, so both
+agree, minus the drift the fleet plants on purpose). A shoot's contents are built the first time they are
 needed and then kept, so changes stick; `reset()` returns to the generated world.
 
 Every method runs on the server's event loop; `sim/control/actions.py` marshals callers from other threads.
@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
-from db.seed.model import Fleet
+from fleet_description.model import Fleet
 from sim.world import derive
 from sim.world.clock import Clock
 from sim.world.contents import ContentsError, ShootContents, build_contents

@@ -1,7 +1,7 @@
-"""The benchmark table's logic (bench/table.py, bench/plot.py, bench/suite.py), without running a benchmark.
+"""The benchmark table's logic (bench/table.py, plot.py, suite.py, each module's `read`), without running one.
 
-The suite's readers are fed the figures that the benchmark modules' own `report` functions return,
-so a renamed figure in a module breaks here and not only in a 30-minute `make bench`.
+Each module's reader is fed the figures that the same module's `report` function returns, so a
+renamed figure in a module breaks here and not only in a 30-minute `make bench`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bench import fleet_api, overview_function, plot, suite
+from bench import collector_hostile, collector_sources, fleet_api, overview_function, plot, suite
+from bench.runs import Options, Run
 from bench.table import Point, Row, Target, meets, render, rows_from_json, to_json
 
 
@@ -117,13 +118,13 @@ def test_draw_without_points_writes_nothing(tmp_path: Path) -> None:
 
 def test_the_suite_names_each_benchmark_once_and_sizes_the_growing_ones() -> None:
     assert len(set(suite.NAMES)) == len(suite.NAMES)
-    full = [run for b in suite.BENCHMARKS for run in b.plan(suite.Options("DSN"))]
-    quick = [run for b in suite.BENCHMARKS for run in b.plan(suite.Options("DSN", quick=True))]
+    full = [run for b in suite.BENCHMARKS for run in b.plan(Options("DSN"))]
+    quick = [run for b in suite.BENCHMARKS for run in b.plan(Options("DSN", quick=True))]
     assert {run.percent for run in full if run.benchmark == "overview_function"} == {1, 10, 100}
     assert all(run.percent < 100 for run in quick if run.benchmark in ("overview_function", "fleet_api"))
     assert len({run.label for run in full}) == len(full)
-    assert suite.deep_page(100) == 500
-    assert suite.deep_page(1) == 5
+    assert fleet_api.deep_page(100) == 500
+    assert fleet_api.deep_page(1) == 5
 
 
 def overview_figures(overview_ms: float, serial_ms: float) -> dict[str, float]:
@@ -139,10 +140,10 @@ def overview_figures(overview_ms: float, serial_ms: float) -> dict[str, float]:
 @pytest.mark.parametrize(("overview_ms", "met"), [(290.0, True), (310.0, False)])
 def test_the_overview_reader_takes_the_module_figures(overview_ms: float, met: bool) -> None:
     results = [
-        (suite.Run("overview_function", "m", (), percent), overview_figures(overview_ms * percent / 100, 1.0 * percent))
+        (Run("overview_function", "m", (), percent), overview_figures(overview_ms * percent / 100, 1.0 * percent))
         for percent in (1, 10, 100)
     ]
-    rows, points = suite.read_overview_function(results)
+    rows, points = overview_function.read(results)
     target_row = rows[0]
     assert target_row.value == pytest.approx(overview_ms)
     assert target_row.reference_value == pytest.approx(100.0)
@@ -164,7 +165,7 @@ def test_the_staff_api_reader_takes_the_module_figures() -> None:
     ]
     times = {name: [float(i + 1)] * 3 for i, name in enumerate(names)}
     figures = fleet_api.report(times)
-    rows, points = suite.read_fleet_api([(suite.Run("fleet_api", "m", (), 100), figures)])
+    rows, points = fleet_api.read([(Run("fleet_api", "m", (), 100), figures)])
     deep = rows[0]
     assert deep.figure == "ListClusters page 500"
     assert deep.ratio == pytest.approx(2.0)
@@ -173,20 +174,18 @@ def test_the_staff_api_reader_takes_the_module_figures() -> None:
 
 
 def test_a_quick_run_says_so_on_its_target_rows() -> None:
-    results = [(suite.Run("overview_function", "m", (), 10), overview_figures(10.0, 5.0))]
-    rows, _ = suite.read_overview_function(results)
+    results = [(Run("overview_function", "m", (), 10), overview_figures(10.0, 5.0))]
+    rows, _ = overview_function.read(results)
     assert "10% of the scale fleet" in rows[0].note
 
 
 @pytest.mark.parametrize(("rss_mb", "met"), [(120.0, True), (320.0, False)])
 def test_the_hostile_reader_gives_each_bomb_its_rss_and_livez_rows(rss_mb: float, met: bool) -> None:
-    from bench import collector_hostile  # noqa: PLC0415
-
     figures: dict[str, float] = {"baseline_rss_mb": 80.0, "baseline_livez_worst_ms": 10.0}
     for bomb in collector_hostile.BOMBS:
         key = f"{bomb.kind}_{bomb.resource}"
         figures.update({f"{key}_rss_mb": rss_mb, f"{key}_livez_worst_ms": 50.0, f"{key}_livez_failures": 0})
-    rows, _ = suite.read_collector_hostile([(suite.Run("collector_hostile", "m", ()), figures)])
+    rows, _ = collector_hostile.read([(Run("collector_hostile", "m", ()), figures)])
     assert len(rows) == 2 * len(collector_hostile.BOMBS)
     assert {row.met for row in rows if row.unit == "MB"} == {met}
     assert {row.met for row in rows if row.unit == "ms"} == {True}
@@ -208,7 +207,7 @@ def test_the_sources_reader_compares_both_sources_and_requires_agreement(differe
                 f"{key}_credentials_minted": 2000.0 if (source, phase) == ("apiserver", "cold") else 0.0,
                 f"{key}_secrets_read": 2000.0 if (source, phase) == ("prometheus", "cold") else 0.0,
             }
-    rows, points = suite.read_collector_sources([(suite.Run("collector_sources", "m", ()), figures)])
+    rows, points = collector_sources.read([(Run("collector_sources", "m", ()), figures)])
     assert points == []
     by_figure = {row.figure: row for row in rows}
     agreement = by_figure["numbers the two sources stored differently"]

@@ -1,6 +1,6 @@
 """The collector's bounds one by one, in process, against fleet-sim's hostile answers over HTTPS.
 
-Each case asks the real client for what a hostile server answers (sim/api/hostile.py) and checks
+Each case asks the real client for what a hostile server answers (sim/api/faults/hostile.py) and checks
 the clear refusal; the ledger cap is checked through `read_shoot`. tests/collector/test_hostile.py
 plays all of them at once against the real worker process under a memory limit.
 """

@@ -1,6 +1,6 @@
 """The real `cluster-worker` against fleet-sim's hostile mode, under a memory limit.
 
-One shoot per hostile case (sim/api/hostile.py: a never-ending node item, an endless gzip body, an
+One shoot per hostile case (sim/api/faults/hostile.py: a never-ending node item, an endless gzip body, an
 endless certificates list, an endless garden kubeconfig answer, floods of ingresses and
 certificates, an `http://` server and a string boolean in a minted kubeconfig, a redirect to
 another origin), the rest of the fleet healthy. The worker runs as a subprocess (GARDENER_MODE=real,
@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
-from sim.api.hostile import HOSTILE_CASES
+from sim.api.faults.hostile import HOSTILE_CASES
 from tests.collector.test_process import (
     PROJECT,
     WAIT_SECONDS,

@@ -26,7 +26,7 @@ from collector.kube.credential import Credential, credential_from_kubeconfig
 from collector.kube.errors import MESSAGE_LIMIT, BadResponse, ConnectionFailed, Gone, NotFound, ServerError
 from collector.kube.garden import RealGardener, credential_from_answer
 from common.labels import CLUSTER_ID_LABEL
-from sim.api.tls import generate_tls
+from sim.api.credentials.tls import generate_tls
 from tests.fixtures.sim import SimUnderTest
 
 EXPIRES = datetime(2026, 12, 1, tzinfo=UTC)

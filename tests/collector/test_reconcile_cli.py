@@ -16,7 +16,7 @@ import pytest
 
 from collector.reconcile.drift import KIND_IDS
 from db.seed.write import write_fleet
-from sim.api.kubeconfig import to_yaml
+from sim.api.credentials.kubeconfig import to_yaml
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 

@@ -30,9 +30,9 @@ from collector.reconcile.drift import KIND_IDS
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
 from common.database import make_pool
 from common.settings import DatabaseSettings
-from db.seed.model import Fleet
 from db.seed.write import write_fleet
-from sim.api.kubeconfig import to_yaml
+from fleet_description.model import Fleet
+from sim.api.credentials.kubeconfig import to_yaml
 from sim.world.shoots import ShootState
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest

@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 
 from collector.inventory.loop import ClusterResult
 from common.naming import worker_name
-from sim.api.auth import TokenKind
+from sim.api.credentials.tokens import TokenKind
 from sim.control.expected import ExpectedShoot
 from tests.fixtures.collector import SHOOT_FAULTS as FAULTS
 from tests.fixtures.collector import Collector, shoot_key_of

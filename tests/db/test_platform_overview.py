@@ -16,7 +16,7 @@ import pytest
 from psycopg import errors
 
 from common.organizations import SYSTEM_ORGANIZATION_ID
-from db.seed.model import Fleet
+from fleet_description.model import Fleet
 from tests.fixtures.postgres import TestDatabase
 
 PUBLIC_API = "fun_platform_public_api"

@@ -16,9 +16,9 @@ import psycopg
 import pytest
 
 from common import clusterstatus
-from db.seed.model import Fleet
-from db.seed.scenarios import Scenario
 from db.seed.write import write_fleet
+from fleet_description.model import Fleet
+from fleet_description.scenarios import Scenario
 from fleetctl.status_poller.poller import StatusPoller
 from services.fleet import queries
 from tests.fixtures.postgres import TestDatabase

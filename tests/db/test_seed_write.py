@@ -7,9 +7,9 @@ import pytest
 from psycopg import sql
 
 from common.clusterstatus import cluster_status
-from db.seed.generate import generate, iter_parts
-from db.seed.model import Fleet
 from db.seed.write import SeedError, write_fleet, write_parts
+from fleet_description.generate import generate, iter_parts
+from fleet_description.model import Fleet
 from tests.fixtures.postgres import TestDatabase
 
 

@@ -37,7 +37,7 @@ from tests.fixtures.overview import World
 from tests.fixtures.postgres import TestDatabase
 
 RUNTIME_TARGETS = ("public-api", "admin-api", "worker", "operator", "pages")
-PROJECT_PACKAGES = ("common", "services", "collector", "sim", "db", "fleetctl")
+PROJECT_PACKAGES = ("common", "services", "collector", "sim", "db", "fleet_description", "fleetctl")
 WAIT_SECONDS = 60.0
 
 

@@ -18,8 +18,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from db.seed.generate import FleetSize, generate
 from db.seed.write import write_fleet
+from fleet_description.generate import FleetSize, generate
 from services.fleet import queries, search
 from tests.fixtures.fleet_api import write_observations
 from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database

@@ -1,18 +1,24 @@
 """Every command the demo's banner prints, and every `sh demo` block of the docs, works while the demo runs.
 
-This starts the real `fleet demo` (the one `make demo` runs) on its fixed ports, waits for the banner,
-then runs what a person would paste: each command the banner lists under its "try" heading, and each
-line of every block fenced as `sh demo` in README.md and docs/*.md. Every line runs from the project
-folder with a fresh home and a PATH without the project's tools (until a line puts them there), in a
-bash of its own with a bounded time; see tests/fixtures/shell.py for what counts as working.
+This starts the real `fleet demo` (the one `make demo` runs), waits for the banner, then runs what a
+person would paste: each command the banner lists under its "try" heading, and each line of every
+block fenced as `sh demo` in README.md and docs/*.md. Every line runs from the project folder with a
+fresh home and a PATH without the project's tools (until a line puts them there), in a bash of its
+own with a bounded time; see tests/fixtures/shell.py for what counts as working.
 
-The demo's ports are fixed, so a demo already running here makes this fail (it names the port).
+The demo runs on free ports and in a state folder of its own (`--port`, `--state-dir`), so a demo
+already running in this checkout (`make demo`) is left alone. The banner prints the ports and paths
+in use; the docs print the defaults, so each doc line is run with the demo's default addresses
+(`127.0.0.1:PORT`) and `.fleet/demo` replaced by this demo's, and a line naming a loopback port that
+is not one of the demo's fails.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,9 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from db.embedded import runtime_root
-from fleetctl.demo_layout import HOST, TRY_HEADING, DemoPorts
-from fleetctl.processes import port_is_free
+from db.embedded import free_port, runtime_root
+from fleetctl.demo.layout import HOST, TRY_HEADING, DemoPorts
 from tests.fixtures.shell import COMMAND_TIMEOUT_SECONDS, ShellLine, ShellSession, newcomer_path, sh_demo_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,11 +41,38 @@ BLOCKS = [block for document in DOCUMENTS for block in sh_demo_blocks(document, 
 BANNER_TIMEOUT_SECONDS = 90.0
 STOP_TIMEOUT_SECONDS = 40.0
 
+# A loopback address as the docs print it, and the demo's files as the docs name them (from the project folder).
+LOOPBACK = re.compile(r"\b(?P<host>127\.0\.0\.1|localhost):(?P<port>\d+)\b")
+DEFAULT_FILES = re.compile(r"(?<![\w./-])\.fleet/demo(?![\w.-])")
+
 
 @dataclass(frozen=True)
 class RunningDemo:
     banner: str
     state_dir: Path
+    ports: DemoPorts
+
+
+def free_ports() -> DemoPorts:
+    """Every port of the demo, picked free on loopback and distinct."""
+    ports: set[int] = set()
+    while len(ports) < len(DemoPorts.__dataclass_fields__):
+        ports.add(free_port())
+    return DemoPorts(**dict(zip(DemoPorts.__dataclass_fields__, sorted(ports), strict=True)))
+
+
+def beside_the_default(line: ShellLine, demo: RunningDemo) -> ShellLine:
+    """A doc line as it reads for this demo: its default ports and `.fleet/demo` made this demo's."""
+    moved = {DemoPorts().all()[name]: port for name, port in demo.ports.all().items()}
+
+    def address(found: re.Match[str]) -> str:
+        port = int(found["port"])
+        if port not in moved:
+            pytest.fail(f"{line.where}: {found[0]} is none of the demo's ports {DemoPorts()}\n  $ {line.text}")
+        return f"{found['host']}:{moved[port]}"
+
+    text = LOOPBACK.sub(address, line.text)
+    return ShellLine(line.where, DEFAULT_FILES.sub(str(demo.state_dir), text))
 
 
 def _fleet_command() -> list[str]:
@@ -95,16 +127,14 @@ def _stop(process: subprocess.Popen[str]) -> None:
 
 @pytest.fixture(scope="module")
 def running_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDemo]:
-    busy = [f"{port} ({name})" for name, port in DemoPorts().all().items() if not port_is_free(HOST, port)]
-    if busy:
-        pytest.fail(
-            f"the demo needs these ports on {HOST}, and they are in use: {', '.join(busy)}. "
-            "Is a demo (`make demo`) or `fleet db up` running? Stop it and run this test again."
-        )
+    # Where PostgreSQL's unprivileged user can reach it (the demo keeps its database in it), like the tests' servers.
+    state_dir = runtime_root(ROOT) / f"test-demo-{os.getpid()}"
+    ports = free_ports()
+    moved = [f"--port={name}={port}" for name, port in ports.all().items()]
     log = tmp_path_factory.mktemp("demo") / "demo.log"
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            [*_fleet_command(), "demo"],
+            [*_fleet_command(), "demo", "--state-dir", str(state_dir), *moved],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -119,11 +149,12 @@ def running_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningDe
     reader.start()
     try:
         banner = _wait_for_banner(process, lines, log)
-        yield RunningDemo(banner, runtime_root(ROOT) / "demo")
+        yield RunningDemo(banner, state_dir, ports)
     finally:
         _stop(process)
         reader.join(timeout=STOP_TIMEOUT_SECONDS)
         process.stdout.close()
+        shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def banner_commands(banner: str) -> list[ShellLine]:
@@ -158,6 +189,15 @@ def test_the_banner_says_where_the_files_are(running_demo: RunningDemo) -> None:
 
 
 @pytest.mark.slow
+def test_the_banner_prints_the_ports_in_use(running_demo: RunningDemo) -> None:
+    for name, port in running_demo.ports.all().items():
+        assert f"{HOST}:{port}" in running_demo.banner, f"the banner does not print {name} ({port})"
+    defaults = [f"{HOST}:{port}" for port in DemoPorts().all().values()]
+    stale = [address for address in defaults if re.search(rf"{re.escape(address)}\b", running_demo.banner)]
+    assert not stale, f"the banner prints default ports the demo does not use: {stale}"
+
+
+@pytest.mark.slow
 def test_every_command_of_the_banner_works_as_printed(running_demo: RunningDemo, tmp_path: Path) -> None:
     commands = banner_commands(running_demo.banner)
     assert len(commands) >= 5, f"too few commands under the banner's {TRY_HEADING!r} heading:\n{running_demo.banner}"
@@ -170,7 +210,7 @@ def test_every_command_of_the_banner_works_as_printed(running_demo: RunningDemo,
 def test_every_sh_demo_block_works_as_printed(
     running_demo: RunningDemo, block: list[ShellLine], tmp_path: Path
 ) -> None:
-    failures = run_all(block, tmp_path)
+    failures = run_all([beside_the_default(line, running_demo) for line in block], tmp_path)
     assert not failures, "\n\n".join(failures)
 
 
@@ -196,6 +236,22 @@ def test_a_line_that_fails_is_reported(tmp_path: Path) -> None:
     assert "did not finish" in failures[3]
     assert "answered with an error" in failures[4]
     assert "answered with an error" in failures[5]
+
+
+def test_a_doc_line_is_run_on_the_demo_ports_and_files(tmp_path: Path) -> None:
+    demo = RunningDemo("", tmp_path / "demo", free_ports())
+    line = ShellLine(
+        "doc.md:1",
+        "cat .fleet/demo/staff-token; curl http://127.0.0.1:8081/x; grpcurl localhost:9090 s/M; ls ./.fleet/demo2",
+    )
+    moved = beside_the_default(line, demo)
+    p = demo.ports
+    assert moved.text == (
+        f"cat {tmp_path}/demo/staff-token; curl http://127.0.0.1:{p.admin_http}/x; "
+        f"grpcurl localhost:{p.public_grpc} s/M; ls ./.fleet/demo2"
+    )
+    with pytest.raises(pytest.fail.Exception, match=r"127\.0\.0\.1:5000 is none of the demo's ports"):
+        beside_the_default(ShellLine("doc.md:2", "curl http://127.0.0.1:5000/"), demo)
 
 
 def test_sh_demo_blocks_are_read_with_continuations_and_without_comments(tmp_path: Path) -> None:

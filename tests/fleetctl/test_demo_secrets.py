@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from fleetctl.demo import write_private
+from fleetctl.demo.system import write_private
 
 
 def test_a_new_secret_file_is_owner_only(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fleetctl.demo import link_state_dir
+from fleetctl.demo.command import link_state_dir
 
 
 def test_a_state_dir_elsewhere_gets_a_link_in_the_checkout(tmp_path: Path) -> None:

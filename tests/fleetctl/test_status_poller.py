@@ -21,12 +21,12 @@ import psycopg
 import pytest
 
 from common.clusterstatus import ClusterStatus
-from db.seed.model import Fleet
-from db.seed.scenarios import SHAPES, Scenario
 from db.seed.write import write_fleet
+from fleet_description.model import Fleet
+from fleet_description.scenarios import SHAPES, Scenario
 from fleetctl.status_poller.poller import PollError, StatusPoller
 from fleetctl.status_poller.rules import ShootView, shoot_status
-from sim.api.kubeconfig import to_yaml
+from sim.api.credentials.kubeconfig import to_yaml
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 

@@ -24,6 +24,7 @@ SOURCE_GLOBS: tuple[str, ...] = (
     "collector/**/*.py",
     "sim/**/*.py",
     "fleetctl/**/*.py",
+    "soak/**/*.py",
 )
 SOURCE_GLOBS += ("db/**/*.py", "tests/fixtures/**/*.py", "tests/conftest.py")
 

@@ -130,7 +130,7 @@ def test_bad_settings_are_refused_with_the_variable_named(tmp_path: Path, env: d
 
 
 def test_the_hostile_mode_names_the_shoot_of_each_case_and_plays_it(tmp_path: Path) -> None:
-    from sim.api.hostile import HOSTILE_CASES, MONITORING_HOSTILE_CASES  # noqa: PLC0415
+    from sim.api.faults.hostile import HOSTILE_CASES, MONITORING_HOSTILE_CASES  # noqa: PLC0415
 
     process = start(tmp_path, "--fleet", "test", "--hostile")
     try:

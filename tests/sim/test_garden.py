@@ -14,7 +14,7 @@ from kubernetes.client.exceptions import ApiException
 
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
 from common.naming import worker_name
-from sim.api.kubeconfig import kubeconfig, to_yaml
+from sim.api.credentials.kubeconfig import kubeconfig, to_yaml
 from tests.fixtures.sim import SimUnderTest, status_body
 
 # The client's models declare almost every field Optional, and raw (`_preload_content=False`)

@@ -1,4 +1,4 @@
-"""fleet-sim's hostile answers as a plain HTTP client sees them (sim/api/hostile.py).
+"""fleet-sim's hostile answers as a plain HTTP client sees them (sim/api/faults/hostile.py).
 
 The collector's side of each is in tests/collector/test_bounds.py; here only what the simulator sends.
 """

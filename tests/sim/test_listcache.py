@@ -9,7 +9,7 @@ import orjson
 import pytest
 from kubernetes import client as kubernetes_client
 
-from sim.api.listcache import ENTRY_OVERHEAD_BYTES, ListCache
+from sim.api.machinery.listcache import ENTRY_OVERHEAD_BYTES, ListCache
 from sim.world.store import Store
 from tests.fixtures.sim import SimUnderTest
 

@@ -5,16 +5,8 @@ from __future__ import annotations
 import pytest
 
 from collector.prometheus.queries import QUERIES
-from sim.api.promql import (
-    Aggregate,
-    Binary,
-    PromQLError,
-    Sample,
-    Selector,
-    evaluate,
-    format_value,
-    parse,
-)
+from sim.api.prometheus.evaluation import Sample, evaluate, format_value
+from sim.api.prometheus.promql import Aggregate, Binary, PromQLError, Selector, parse
 
 SERIES: list[Sample] = [
     ({"__name__": "kube_node_labels", "node": "a", "label_pool": "p1"}, 1.0),

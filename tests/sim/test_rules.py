@@ -8,11 +8,11 @@ from dataclasses import dataclass, replace
 import pytest
 
 from common.naming import worker_name
-from db.seed.generate import generate
-from sim.api.auth import MAX_LIFETIME_SECONDS, SWEEP_EVERY, TokenKind, Tokens
-from sim.api.listing import ContinueToken, Representation, negotiate
-from sim.api.selectors import SelectorError, parse_field_selector, parse_label_selector
-from sim.api.status import ApiError
+from fleet_description.generate import generate
+from sim.api.credentials.tokens import MAX_LIFETIME_SECONDS, SWEEP_EVERY, TokenKind, Tokens
+from sim.api.machinery.listing import ContinueToken, Representation, negotiate
+from sim.api.machinery.selectors import SelectorError, parse_field_selector, parse_label_selector
+from sim.api.machinery.status import ApiError
 from sim.world.clock import Clock
 from sim.world.store import Store
 from sim.world.world import World

@@ -1,4 +1,4 @@
-"""The soak's end-of-run checks (fleetctl/soak_checks.py): comparisons of samples, verdicts, the report.
+"""The soak's end-of-run checks (soak/checks.py): comparisons of samples, verdicts, the report.
 
 The comparisons run on hand-made samples; `take_sample` runs against a real migrated database (as
 the superuser the soak reads with), where a row deleted behind its back must show as a violation.
@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from db.seed.generate import generate
 from db.seed.write import write_fleet
-from fleetctl.soak_checks import (
+from fleet_description.generate import generate
+from soak.checks import (
     Sample,
     SampleLog,
     Verdict,

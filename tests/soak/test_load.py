@@ -1,13 +1,13 @@
-"""The soak's clients and command line (fleetctl/soak_load.py, `fleet soak`), without starting the system."""
+"""The soak's clients and command line (soak/load.py, `python -m soak`), without starting the system."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
 
-from fleetctl.main import main
-from fleetctl.soak_load import EXAMPLES_PER_CODE, Tally, connect_code
-from fleetctl.soak_load import main as load_main
+from soak.__main__ import main
+from soak.load import EXAMPLES_PER_CODE, Tally, connect_code
+from soak.load import main as load_main
 
 
 def test_connect_answers_are_read_as_codes() -> None:
@@ -42,7 +42,7 @@ def test_a_tally_counts_every_answer_but_keeps_few_messages() -> None:
 def test_bad_soak_arguments_are_refused_before_anything_starts(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["soak", *argv]) == 2
+    assert main(argv) == 2
     assert "must be in" in capsys.readouterr().err
 
 
