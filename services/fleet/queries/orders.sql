@@ -1,7 +1,7 @@
 -- The sort orders of ListClusters and ListOrganizations: one block per order and direction, each the
--- keyset condition and ORDER BY that end the list's block in queries.sql (queries.py puts the block of
--- the requested order in place of the line `-- keyset --`, and for ListClusters its ORDER BY line in
--- place of `-- order --` too; both come from these files only).
+-- keyset condition and ORDER BY that end the list's block in clusters.sql or organizations.sql
+-- (base.py's keyset assembly puts the block of the requested order in place of the line `-- keyset --`,
+-- and for ListClusters its ORDER BY line in place of `-- order --` too; both come from these files only).
 --
 -- Every order ends in (name, id), so the key is unique and a page continues exactly after the last row
 -- of the previous one while rows change. The first page passes first_page = true, which folds the
