@@ -3,7 +3,8 @@
     RequestStack (auth, errors, logs, Cache-Control) ──> FleetApi.<rpc>:
         parse/requests.py ──> pages.py ──> one pool.connection() block of queries/<entity>.py ──> convert/<entity>.py
 
-Each RPC is filed by layer, one module per step: its request is parsed into the inputs of its queries
+Each RPC is filed by layer, one module per step (docs/architecture.md, 'The staff API is filed by
+layer, its queries and messages by entity'): its request is parsed into the inputs of its queries
 in `parse/requests.py`, a paged list's page is asked of the page tokens by its spec in `pages.py`, its
 queries (per entity, in `queries/`) run in one `async with self._pool.connection()` block (leaving it
 ends the read-only transaction) and its answer is built from the rows per entity in `convert/`.
