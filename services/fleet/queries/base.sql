@@ -16,6 +16,6 @@
 --   judge staleness at the same instant. The service computes the status it returns in Python.
 
 -- name: begin_consistent_read
--- Called by FleetApi.get_cluster and get_fleet_summary before their several queries: one snapshot
+-- Called by FleetApi.get_cluster, get_organization and the summary read before their several queries: one snapshot
 -- for all of them, so the parts of one answer agree with each other. Must run first in the transaction.
 SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
