@@ -5,9 +5,10 @@
                          └─ gRPC: FleetService, reflection, grpc.health.v1 (GRPC_PORT)
 
 Only what is particular to the staff API lives here (DCIM tokens, signed page tokens, the summary
-cache, the gRPC metadata limit); `services.common.serving.process` assembles the rest exactly as for
-the public API. `main.py` (the process) and the tests (in-process, port 0, a clock and token rules
-they choose) both use `running_fleet_api()`, so what is tested is what runs.
+cache, the gRPC metadata limit, `Cache-Control: private, no-store` on every answer);
+`services.common.serving.process` assembles the rest exactly as for the public API. `main.py` (the
+process) and the tests (in-process, port 0, a clock and token rules they choose) both use
+`running_fleet_api()`, so what is tested is what runs.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ SHAPE = ApiShape(
     grpc_options=(("grpc.max_metadata_size", 32 * 1024), ("grpc.absolute_max_metadata_size", 64 * 1024)),
 )
 
+# Staff data behind a credential: no shared or browser cache may keep any answer, GET or not.
+RESPONSE_HEADERS = (("cache-control", "private, no-store"),)
+
 
 @dataclass(frozen=True)
 class RunningFleetApi:
@@ -72,7 +76,7 @@ def fleet_parts(
         summary_read_timeout_seconds=settings.summary.read_timeout_seconds,
         monotonic=monotonic,
     )
-    stack = RequestStack(authenticate=DcimAuthenticator(DcimTokenValidator(rules)))
+    stack = RequestStack(authenticate=DcimAuthenticator(DcimTokenValidator(rules)), response_headers=RESPONSE_HEADERS)
     return ApiParts(service, connect_app(service, stack), stack, service.close)
 
 

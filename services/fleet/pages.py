@@ -1,7 +1,7 @@
 """The paged lists of FleetService: each one's token name, sort key and the key of a row.
 
-A spec's key is the ORDER BY of its block in queries.sql (for the sortable lists, of the order's block
-in orders.sql); the names are bound into the tokens, so a token of one list or order is refused by
+A spec's key is the ORDER BY of its block in services/fleet/queries/ (for the sortable lists, of the
+order's block in orders.sql); the names are bound into the tokens, so a token of one list or order is refused by
 another. Direction, query and filters are bound through the filter fingerprint.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from services.common.paging import KeyPart, KeysetSpec
-from services.fleet import queries
+from services.fleet.queries import base, clusters, findings, ledger, organizations, search
 
 _NAME_ID = (KeyPart.TEXT, KeyPart.UUID)
 _TEXT_KEY = (KeyPart.TEXT, *_NAME_ID)
@@ -21,47 +21,49 @@ _TIME_KEY = (KeyPart.TIMESTAMP, *_NAME_ID)
 
 
 def _time(value: datetime | None) -> datetime:
-    # A missing time sorts as '-infinity' in orders.sql; queries.NEVER stands for it in a token.
-    return queries.NEVER if value is None else value
+    # A missing time sorts as '-infinity' in orders.sql; base.NEVER stands for it in a token.
+    return base.NEVER if value is None else value
 
 
-OrganizationSpec = KeysetSpec[queries.OrganizationRow, tuple[Any, ...]]
-ORGANIZATIONS: dict[queries.OrganizationOrder, OrganizationSpec] = {
-    queries.OrganizationOrder.NAME: KeysetSpec("organizations", _NAME_ID, lambda row: (row.name, row.uuid)),
-    queries.OrganizationOrder.ALIAS: KeysetSpec(
+OrganizationSpec = KeysetSpec[organizations.OrganizationRow, tuple[Any, ...]]
+ORGANIZATIONS: dict[organizations.OrganizationOrder, OrganizationSpec] = {
+    organizations.OrganizationOrder.NAME: KeysetSpec("organizations", _NAME_ID, lambda row: (row.name, row.uuid)),
+    organizations.OrganizationOrder.ALIAS: KeysetSpec(
         "organizations.alias", _TEXT_KEY, lambda row: (row.alias, row.name, row.uuid)
     ),
-    queries.OrganizationOrder.CREATED: KeysetSpec(
+    organizations.OrganizationOrder.CREATED: KeysetSpec(
         "organizations.created", _TIME_KEY, lambda row: (row.created, row.name, row.uuid)
     ),
 }
 
-ClusterSpec = KeysetSpec[queries.ClusterRow, tuple[Any, ...]]
-CLUSTERS: dict[queries.ClusterOrder, ClusterSpec] = {
-    queries.ClusterOrder.NAME: KeysetSpec("clusters", _NAME_ID, lambda row: (row.name, row.id)),
-    queries.ClusterOrder.ORGANIZATION: KeysetSpec(
+ClusterSpec = KeysetSpec[clusters.ClusterRow, tuple[Any, ...]]
+CLUSTERS: dict[clusters.ClusterOrder, ClusterSpec] = {
+    clusters.ClusterOrder.NAME: KeysetSpec("clusters", _NAME_ID, lambda row: (row.name, row.id)),
+    clusters.ClusterOrder.ORGANIZATION: KeysetSpec(
         "clusters.organization", _TEXT_KEY, lambda row: (row.organization_name, row.name, row.id)
     ),
-    queries.ClusterOrder.PODS: KeysetSpec("clusters.pods", _INTEGER_KEY, lambda row: (row.pods or 0, row.name, row.id)),
-    queries.ClusterOrder.NODES: KeysetSpec(
+    clusters.ClusterOrder.PODS: KeysetSpec(
+        "clusters.pods", _INTEGER_KEY, lambda row: (row.pods or 0, row.name, row.id)
+    ),
+    clusters.ClusterOrder.NODES: KeysetSpec(
         "clusters.nodes", _INTEGER_KEY, lambda row: (row.nodes or 0, row.name, row.id)
     ),
-    queries.ClusterOrder.OBSERVED: KeysetSpec(
+    clusters.ClusterOrder.OBSERVED: KeysetSpec(
         "clusters.observed", _TIME_KEY, lambda row: (_time(row.observed), row.name, row.id)
     ),
-    queries.ClusterOrder.STATUS_SINCE: KeysetSpec(
+    clusters.ClusterOrder.STATUS_SINCE: KeysetSpec(
         "clusters.status_since", _TIME_KEY, lambda row: (_time(row.shoot_status_changed), row.name, row.id)
     ),
 }
-NAMESPACE_SEARCH: KeysetSpec[queries.NamespaceMatchRow, tuple[str, UUID]] = KeysetSpec(
+NAMESPACE_SEARCH: KeysetSpec[search.NamespaceMatchRow, tuple[str, UUID]] = KeysetSpec(
     "namespace_search", _NAME_ID, lambda row: (row.name, row.id)
 )
 # Open findings and, with include_resolved, resolved ones too: one key for both, since (first_detected,
 # id) is unique over every row; include_resolved is a field of FindingFilters, so it binds the token.
-DRIFT_FINDINGS: KeysetSpec[queries.FindingRow, tuple[datetime, UUID]] = KeysetSpec(
+DRIFT_FINDINGS: KeysetSpec[findings.FindingRow, tuple[datetime, UUID]] = KeysetSpec(
     "drift_findings", (KeyPart.TIMESTAMP, KeyPart.UUID), lambda row: (row.first_detected, row.id)
 )
-INFRASTRUCTURE_RESOURCES: KeysetSpec[queries.ResourceRow, queries.ResourceKey] = KeysetSpec(
+INFRASTRUCTURE_RESOURCES: KeysetSpec[ledger.ResourceRow, ledger.ResourceKey] = KeysetSpec(
     "infrastructure_resources",
     (KeyPart.UUID, KeyPart.TEXT, KeyPart.TEXT, KeyPart.TEXT, KeyPart.UUID),
     lambda row: (row.cluster_id, row.resource_type, row.namespace, row.name, row.id),

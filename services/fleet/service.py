@@ -1,21 +1,24 @@
 """FleetApi: the staff fleet view (fleet.v1.FleetService), a thin adapter from requests to queries.
 
-    RequestStack (auth, errors, logs) ──> FleetApi.<rpc>: validate ──> one pool.connection() block
-                                                          ──> queries.py ──> convert.py ──> response
+    RequestStack (auth, errors, logs, Cache-Control) ──> FleetApi.<rpc>:
+        parse/requests.py ──> pages.py ──> one pool.connection() block of queries/<entity>.py ──> convert/<entity>.py
 
-Each RPC validates its request (ids, enums, page size and token), runs its queries in one
-`async with self._pool.connection()` block (leaving it ends the read-only transaction) and converts
-the rows. Errors are raised as `services.common.errors` types and mapped to codes in one place by
-the request stack. `now` comes from the injected clock and is passed to SQL too, so staleness and
-ages are judged at one instant on both sides.
+Each RPC is filed by layer, one module per step (docs/architecture.md, 'The staff API is filed by
+layer, its queries and messages by entity'): its request is parsed into the inputs of its queries
+in `parse/requests.py`, a paged list's page is asked of the page tokens by its spec in `pages.py`, its
+queries (per entity, in `queries/`) run in one `async with self._pool.connection()` block (leaving it
+ends the read-only transaction) and its answer is built from the rows per entity in `convert/`.
+Errors are raised as `services.common.errors` types and mapped to codes in one place by the request
+stack, which also sets the headers every answer carries (services/fleet/app.py). `now` comes from the
+injected clock and is passed to SQL too, so staleness and ages are judged at one instant on both
+sides.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from datetime import datetime, timedelta
-from typing import Any
+from collections.abc import Callable
+from datetime import datetime
 
 import psycopg_pool
 from connectrpc.request import RequestContext
@@ -28,12 +31,11 @@ from services.common.errors import NotFound
 from services.common.paging import PageTokens
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.singleflight import Outcome, SingleFlightCache
-from services.fleet import convert, pages, queries, search, search_convert, trend_queries, trends
+from services.fleet import convert, pages, queries
 from services.fleet.metrics import SUMMARY_CACHE_LOOKUPS
-from services.fleet.validate import optional_resource_type, optional_text, optional_uuid, required_uuid
+from services.fleet.parse import requests
 
 SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
-NO_STORE = "private, no-store"
 # Requests are small: filters and a page token.
 READ_MAX_BYTES = 64 * 1024
 # GetCluster's finding history and GetOrganization's listing changes are cut to this many, newest
@@ -91,19 +93,16 @@ class FleetApi(FleetService):
         request: fleet_pb2.ListOrganizationsRequest,
         ctx: RequestContext[fleet_pb2.ListOrganizationsRequest, fleet_pb2.ListOrganizationsResponse],
     ) -> fleet_pb2.ListOrganizationsResponse:
-        _no_store(ctx)
-        filters = queries.OrganizationFilters(
-            pattern=search.name_search("query", request.query),
-            order=search_convert.organization_order(request.order),
-            descending=request.descending,
-        )
+        filters = requests.organization_filters(request)
         wanted = self._tokens.page_request(
             pages.ORGANIZATIONS[filters.order], filters, size=request.page_size, token=request.page_token
         )
         async with self._pool.connection() as conn:
-            rows = await queries.list_organizations(conn, filters=filters, after=wanted.after, limit=wanted.limit)
+            rows = await queries.organizations.list_organizations(
+                conn, filters=filters, after=wanted.after, limit=wanted.limit
+            )
         page = wanted.page(rows)
-        return convert.list_organizations_response(page.items, page.next_page_token)
+        return convert.organizations.list_organizations_response(page.items, page.next_page_token)
 
     @override
     async def list_clusters(
@@ -111,29 +110,17 @@ class FleetApi(FleetService):
         request: fleet_pb2.ListClustersRequest,
         ctx: RequestContext[fleet_pb2.ListClustersRequest, fleet_pb2.ListClustersResponse],
     ) -> fleet_pb2.ListClustersResponse:
-        _no_store(ctx)
-        found = search.cluster_search(request.query)
-        filters = queries.ClusterFilters(
-            organization_id=optional_uuid("organization_id", request.organization_id),
-            statuses=convert.statuses_from_proto(request.statuses),
-            needs_attention=request.needs_attention,
-            stale=request.stale,
-            region=optional_text("region", request.region),
-            include_deleted=request.include_deleted,
-            either_pattern=found.either,
-            cluster_pattern=found.cluster,
-            organization_pattern=found.organization,
-            order=search_convert.cluster_order(request.order),
-            descending=request.descending,
-        )
+        filters = requests.cluster_filters(request)
         wanted = self._tokens.page_request(
             pages.CLUSTERS[filters.order], filters, size=request.page_size, token=request.page_token
         )
         now = self._clock()
         async with self._pool.connection() as conn:
-            rows = await queries.list_clusters(conn, filters=filters, now=now, after=wanted.after, limit=wanted.limit)
+            rows = await queries.clusters.list_clusters(
+                conn, filters=filters, now=now, after=wanted.after, limit=wanted.limit
+            )
         page = wanted.page(rows)
-        return convert.list_clusters_response(page.items, now, page.next_page_token)
+        return convert.clusters.list_clusters_response(page.items, now, page.next_page_token)
 
     @override
     async def list_drift_findings(
@@ -141,20 +128,16 @@ class FleetApi(FleetService):
         request: fleet_pb2.ListDriftFindingsRequest,
         ctx: RequestContext[fleet_pb2.ListDriftFindingsRequest, fleet_pb2.ListDriftFindingsResponse],
     ) -> fleet_pb2.ListDriftFindingsResponse:
-        _no_store(ctx)
-        filters = queries.FindingFilters(
-            kind=convert.kind_from_proto(request.kind),
-            organization_id=optional_uuid("organization_id", request.organization_id),
-            cluster_id=optional_uuid("cluster_id", request.cluster_id),
-            include_resolved=request.include_resolved,
-        )
+        filters = requests.finding_filters(request)
         wanted = self._tokens.page_request(
             pages.DRIFT_FINDINGS, filters, size=request.page_size, token=request.page_token
         )
         async with self._pool.connection() as conn:
-            rows = await queries.list_drift_findings(conn, filters=filters, after=wanted.after, limit=wanted.limit)
+            rows = await queries.findings.list_drift_findings(
+                conn, filters=filters, after=wanted.after, limit=wanted.limit
+            )
         page = wanted.page(rows)
-        return convert.list_drift_findings_response(page.items, page.next_page_token)
+        return convert.findings.list_drift_findings_response(page.items, page.next_page_token)
 
     @override
     async def get_cluster(
@@ -162,23 +145,25 @@ class FleetApi(FleetService):
         request: fleet_pb2.GetClusterRequest,
         ctx: RequestContext[fleet_pb2.GetClusterRequest, fleet_pb2.GetClusterResponse],
     ) -> fleet_pb2.GetClusterResponse:
-        _no_store(ctx)
-        cluster_id = required_uuid("id", request.id)
+        wanted = requests.cluster_detail(request)
+        cluster_id = wanted.id
         now = self._clock()
         async with self._pool.connection() as conn:
-            await queries.begin_consistent_read(conn)
-            cluster = await queries.get_cluster(conn, cluster_id=cluster_id)
+            await queries.base.begin_consistent_read(conn)
+            cluster = await queries.clusters.get_cluster(conn, cluster_id=cluster_id)
             if cluster is None:
                 raise NotFound(f"cluster {cluster_id} not found")
-            node_pools = await queries.cluster_node_pools(conn, cluster_id=cluster_id)
-            projects = await queries.cluster_projects(conn, cluster_id=cluster_id)
-            namespaces = await queries.cluster_namespaces(conn, cluster_id=cluster_id)
-            findings = await queries.cluster_open_findings(conn, cluster_id=cluster_id)
-            ledger = await queries.cluster_ledger_counts(conn, cluster_id=cluster_id)
+            node_pools = await queries.clusters.cluster_node_pools(conn, cluster_id=cluster_id)
+            projects = await queries.clusters.cluster_projects(conn, cluster_id=cluster_id)
+            namespaces = await queries.clusters.cluster_namespaces(conn, cluster_id=cluster_id)
+            findings = await queries.findings.cluster_open_findings(conn, cluster_id=cluster_id)
+            ledger = await queries.ledger.cluster_ledger_counts(conn, cluster_id=cluster_id)
             resolved = []
-            if request.include_resolved:
-                resolved = await queries.cluster_resolved_findings(conn, cluster_id=cluster_id, limit=HISTORY_LIMIT + 1)
-        return convert.get_cluster_response(
+            if wanted.include_resolved:
+                resolved = await queries.findings.cluster_resolved_findings(
+                    conn, cluster_id=cluster_id, limit=HISTORY_LIMIT + 1
+                )
+        return convert.clusters.get_cluster_response(
             cluster,
             node_pools=node_pools,
             projects=projects,
@@ -196,17 +181,16 @@ class FleetApi(FleetService):
         request: fleet_pb2.GetOrganizationRequest,
         ctx: RequestContext[fleet_pb2.GetOrganizationRequest, fleet_pb2.GetOrganizationResponse],
     ) -> fleet_pb2.GetOrganizationResponse:
-        _no_store(ctx)
-        organization_id = required_uuid("id", request.id)
+        organization_id = requests.organization_id(request)
         async with self._pool.connection() as conn:
-            await queries.begin_consistent_read(conn)
-            organization = await queries.get_organization(conn, organization_id=organization_id)
+            await queries.base.begin_consistent_read(conn)
+            organization = await queries.organizations.get_organization(conn, organization_id=organization_id)
             if organization is None:
                 raise NotFound(f"organization {organization_id} not found")
-            changes = await queries.organization_listing_changes(
+            changes = await queries.organizations.organization_listing_changes(
                 conn, organization_id=organization_id, limit=HISTORY_LIMIT
             )
-        return convert.get_organization_response(organization, changes)
+        return convert.organizations.get_organization_response(organization, changes)
 
     @override
     async def get_fleet_summary(
@@ -214,7 +198,6 @@ class FleetApi(FleetService):
         request: fleet_pb2.GetFleetSummaryRequest,
         ctx: RequestContext[fleet_pb2.GetFleetSummaryRequest, fleet_pb2.GetFleetSummaryResponse],
     ) -> fleet_pb2.GetFleetSummaryResponse:
-        _no_store(ctx)
         if self._summary is None:
             return await self._read_summary()
         return (await self._summary.get()).value
@@ -225,22 +208,24 @@ class FleetApi(FleetService):
         added up now from the cluster listing."""
         now = self._clock()
         async with self._pool.connection() as conn:
-            await queries.begin_consistent_read(conn)
-            loops = await queries.loop_freshness(conn)
-            recorded = await queries.latest_fleet_totals(conn)
-            if recorded is not None and _recent(recorded.at, loops, now):
-                return convert.fleet_summary_response(
+            await queries.base.begin_consistent_read(conn)
+            loops = await queries.summary.loop_freshness(conn)
+            recorded = await queries.summary.latest_fleet_totals(conn)
+            if recorded is not None and queries.summary.is_recent(recorded.at, loops, now):
+                return convert.summary.fleet_summary_response(
                     recorded.totals(),
-                    convert.recorded_by_status(recorded.clusters_by_status),
-                    convert.recorded_kinds(recorded.open_findings_by_kind),
+                    convert.summary.recorded_by_status(recorded.clusters_by_status),
+                    convert.summary.recorded_kinds(recorded.open_findings_by_kind),
                     loops,
                     now,
                     totals_recorded=recorded.at,
                 )
-            totals = await queries.fleet_totals(conn, now=now)
-            status_groups = await queries.fleet_status_inputs(conn)
-            kinds = await queries.open_findings_by_kind(conn)
-        return convert.fleet_summary_response(totals, convert.clusters_by_status(status_groups), kinds, loops, now)
+            totals = await queries.summary.fleet_totals(conn, now=now)
+            status_groups = await queries.summary.fleet_status_inputs(conn)
+            kinds = await queries.summary.open_findings_by_kind(conn)
+        return convert.summary.fleet_summary_response(
+            totals, convert.summary.clusters_by_status(status_groups), kinds, loops, now
+        )
 
     @override
     async def list_infrastructure_resources(
@@ -250,22 +235,16 @@ class FleetApi(FleetService):
             fleet_pb2.ListInfrastructureResourcesRequest, fleet_pb2.ListInfrastructureResourcesResponse
         ],
     ) -> fleet_pb2.ListInfrastructureResourcesResponse:
-        _no_store(ctx)
-        filters = queries.ResourceFilters(
-            cluster_id=optional_uuid("cluster_id", request.cluster_id),
-            resource_type=optional_resource_type(request.resource_type),
-            billable=request.billable if request.HasField("billable") else None,
-            include_destroyed=request.include_destroyed,
-        )
+        filters = requests.resource_filters(request)
         wanted = self._tokens.page_request(
             pages.INFRASTRUCTURE_RESOURCES, filters, size=request.page_size, token=request.page_token
         )
         async with self._pool.connection() as conn:
-            rows = await queries.list_infrastructure_resources(
+            rows = await queries.ledger.list_infrastructure_resources(
                 conn, filters=filters, after=wanted.after, limit=wanted.limit
             )
         page = wanted.page(rows)
-        return convert.list_infrastructure_resources_response(page.items, page.next_page_token)
+        return convert.ledger.list_infrastructure_resources_response(page.items, page.next_page_token)
 
     @override
     async def search_namespaces(
@@ -273,18 +252,14 @@ class FleetApi(FleetService):
         request: fleet_pb2.SearchNamespacesRequest,
         ctx: RequestContext[fleet_pb2.SearchNamespacesRequest, fleet_pb2.SearchNamespacesResponse],
     ) -> fleet_pb2.SearchNamespacesResponse:
-        _no_store(ctx)
-        patterns = search.namespace_patterns("query", request.query)
-        wanted_search = queries.NamespaceSearch(
-            patterns.name, patterns.name_start, patterns.project, patterns.project_names
-        )
+        search = requests.namespace_search(request)
         wanted = self._tokens.page_request(
-            pages.NAMESPACE_SEARCH, wanted_search, size=request.page_size, token=request.page_token
+            pages.NAMESPACE_SEARCH, search, size=request.page_size, token=request.page_token
         )
         async with self._pool.connection() as conn:
-            rows = await queries.search_namespaces(conn, search=wanted_search, after=wanted.after, limit=wanted.limit)
+            rows = await queries.search.search_namespaces(conn, search=search, after=wanted.after, limit=wanted.limit)
         page = wanted.page(rows)
-        return search_convert.search_namespaces_response(page.items, page.next_page_token)
+        return convert.search.search_namespaces_response(page.items, page.next_page_token)
 
     @override
     async def get_fleet_trends(
@@ -292,29 +267,14 @@ class FleetApi(FleetService):
         request: fleet_pb2.GetFleetTrendsRequest,
         ctx: RequestContext[fleet_pb2.GetFleetTrendsRequest, fleet_pb2.GetFleetTrendsResponse],
     ) -> fleet_pb2.GetFleetTrendsResponse:
-        _no_store(ctx)
-        wanted = trends.trend_request(request, self._clock())
+        wanted = requests.trend_range(request, self._clock())
         async with self._pool.connection() as conn:
-            rows = await trend_queries.fleet_trends(conn, wanted)
-        return trends.trends_response(rows)
-
-
-def _recent(recorded: datetime, loops: Sequence[queries.LoopRow], now: datetime) -> bool:
-    """Whether totals recorded at `recorded` may stand for now: within three inventory intervals, the
-    age at which a snapshot turns stale (a stopped collector's last totals are not shown as current)."""
-    interval = next((loop.interval_seconds for loop in loops if loop.loop == "inventory"), None)
-    if interval is None:
-        return False
-    return timedelta(0) <= now - recorded <= timedelta(seconds=queries.STALE_INTERVALS * interval)
+            rows = await queries.trends.fleet_trends(conn, wanted)
+        return convert.trends.trends_response(rows)
 
 
 def _count_summary_lookup(outcome: Outcome) -> None:
     SUMMARY_CACHE_LOOKUPS.labels(outcome.value).inc()
-
-
-def _no_store(ctx: RequestContext[Any, Any]) -> None:
-    # Staff data behind a credential: no shared or browser cache may keep it, GET or not.
-    ctx.response_headers["cache-control"] = NO_STORE
 
 
 def connect_app(service: FleetApi, stack: RequestStack) -> FleetServiceASGIApplication:

@@ -6,7 +6,8 @@ from fundament.fleet.v1 import fleet_pb2
 
 from collector.reconcile.drift import KIND_IDS, KINDS
 from common.drift_kinds import DRIFT_KINDS
-from services.fleet.convert import kind_from_proto, kind_to_proto
+from services.fleet.convert.scalars import kind_to_proto
+from services.fleet.parse.requests import kind_from_proto
 
 
 def test_reconcile_has_one_rule_per_kind_in_order() -> None:

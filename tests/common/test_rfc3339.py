@@ -10,7 +10,7 @@ from google.protobuf.json_format import MessageToDict
 
 from common.clock import rfc3339
 from common.naming import garden_namespace, project_name
-from services.fleet.details import details_struct, normalized_time
+from services.fleet.convert.details import details_struct, normalized_time
 
 
 @pytest.mark.parametrize(

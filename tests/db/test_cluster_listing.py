@@ -20,7 +20,7 @@ import psycopg
 import pytest
 
 from common.organizations import SYSTEM_ORGANIZATION_ID
-from services.fleet import queries
+from services.fleet.queries import summary
 from tests.fixtures.fleet_api import write_observations
 from tests.fixtures.postgres import TestDatabase
 
@@ -310,7 +310,7 @@ def test_the_summary_totals_agree_with_a_direct_count(world: TestDatabase) -> No
         conn.commit()
         counted = conn.execute(COUNTED, {"system": SYSTEM_ORGANIZATION_ID}).fetchone()
     with psycopg.connect(world.dsn(ADMIN_API)) as conn, conn.cursor() as cur:
-        cur.execute(queries.QUERIES["fleet_totals"].sql, {"now": NOW})
+        cur.execute(summary.QUERIES["fleet_totals"].sql, {"now": NOW})
         row = cur.fetchone()
         assert row is not None and cur.description is not None
         totals: dict[str, Any] = dict(zip([column.name for column in cur.description], row, strict=True))

@@ -20,7 +20,7 @@ from db.seed.write import write_fleet
 from fleet_description.model import Fleet
 from fleet_description.scenarios import Scenario
 from fleetctl.status_poller.poller import StatusPoller
-from services.fleet import queries
+from services.fleet.queries import clusters
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 
@@ -120,10 +120,10 @@ async def test_a_flip_to_unhealthy_does_not_excuse_an_old_snapshot(seeded: TestD
             (NOW - timedelta(minutes=1), cluster_id),
         )
     async with await psycopg.AsyncConnection.connect(seeded.dsn("fun_platform_admin_api")) as conn:
-        row = await queries.get_cluster(conn, cluster_id=cluster_id)
+        row = await clusters.get_cluster(conn, cluster_id=cluster_id)
         assert row is not None
-        stale = await queries.list_clusters(
-            conn, filters=queries.ClusterFilters(stale=True), now=NOW, after=None, limit=1000
+        stale = await clusters.list_clusters(
+            conn, filters=clusters.ClusterFilters(stale=True), now=NOW, after=None, limit=1000
         )
     assert row.ready_since is not None and row.ready_since < NOW - timedelta(days=1)
     assert row.shoot_status_changed == NOW - timedelta(minutes=1)

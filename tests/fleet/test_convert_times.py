@@ -1,5 +1,5 @@
 """ListOrganizations reads its times as PostgreSQL's integer microseconds since 2000 and sets its
-Timestamps from them in integers (queries.OrganizationRow); they must equal protobuf's own
+Timestamps from them in integers (queries.organizations.OrganizationRow); they must equal protobuf's own
 FromDatetime of the stored time, and the page key's values the stored ones."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.fleet import convert, queries
-from services.fleet.convert import _set_time
+from services.fleet.convert.organizations import _set_time
 from tests.fixtures.postgres import TestDatabase
 
 ROLE = "fun_platform_admin_api"
@@ -39,12 +39,12 @@ def _expected(value: datetime) -> Timestamp:
 
 @pytest.mark.parametrize("value", list(TIMES.values()), ids=list(TIMES))
 def test_set_time_is_from_datetime(value: datetime) -> None:
-    micros = (value - queries.POSTGRES_EPOCH) // MICROSECOND
+    micros = (value - queries.organizations.POSTGRES_EPOCH) // MICROSECOND
     got = Timestamp()
     _set_time(got, micros)
     assert got == _expected(value)
     assert got.ToDatetime(tzinfo=UTC) == value
-    assert queries.from_postgres_micros(micros) == value
+    assert queries.organizations.from_postgres_micros(micros) == value
 
 
 @pytest.fixture
@@ -61,10 +61,10 @@ async def conn(database: TestDatabase) -> AsyncIterator[psycopg.AsyncConnection[
 
 
 async def test_listed_times_are_the_stored_ones(conn: psycopg.AsyncConnection[Any]) -> None:
-    filters = queries.OrganizationFilters(order=queries.OrganizationOrder.CREATED)
-    rows = await queries.list_organizations(conn, filters=filters, after=None, limit=len(TIMES) + 1)
+    filters = queries.organizations.OrganizationFilters(order=queries.organizations.OrganizationOrder.CREATED)
+    rows = await queries.organizations.list_organizations(conn, filters=filters, after=None, limit=len(TIMES) + 1)
     assert [row.created for row in rows] == sorted(TIMES.values())  # the page key's time
-    response = convert.list_organizations_response(rows, "")
+    response = convert.organizations.list_organizations_response(rows, "")
     assert len(response.organizations) == len(TIMES)
     for i, created in enumerate(TIMES.values()):
         (item,) = [o for o in response.organizations if o.name == f"times-{i}"]
@@ -76,10 +76,10 @@ async def test_listed_times_are_the_stored_ones(conn: psycopg.AsyncConnection[An
 
 
 async def test_get_organization_shows_the_listed_fields(conn: psycopg.AsyncConnection[Any]) -> None:
-    rows = await queries.list_organizations(conn, after=None, limit=len(TIMES) + 1)
-    listed = convert.list_organizations_response(rows, "")
+    rows = await queries.organizations.list_organizations(conn, after=None, limit=len(TIMES) + 1)
+    listed = convert.organizations.list_organizations_response(rows, "")
     for row, item in zip(rows, listed.organizations, strict=True):
         assert str(row.uuid) == row.id == item.id
-        got = await queries.get_organization(conn, organization_id=row.uuid)
+        got = await queries.organizations.get_organization(conn, organization_id=row.uuid)
         assert got == row
-        assert got is not None and convert.organization_summary(got) == item
+        assert got is not None and convert.organizations.organization_summary(got) == item

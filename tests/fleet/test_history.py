@@ -16,7 +16,8 @@ import pytest
 from fundament.fleet.v1 import fleet_pb2
 
 from collector.inventory import history_store
-from services.fleet import convert, queries
+from services.fleet.convert.summary import clusters_by_status
+from services.fleet.queries.summary import fleet_status_inputs, fleet_totals, open_findings_by_kind
 from tests.fixtures.fleet_api import INVENTORY_INTERVAL_SECONDS, NOW, FleetApiUnderTest
 from tests.fixtures.postgres import TestDatabase
 
@@ -47,9 +48,9 @@ async def test_a_round_writes_fleet_totals_that_agree_with_the_summary(
 ) -> None:
     written, pruned = await history_store.record_round(worker, at=HOUR, **KEEP)
     async with await psycopg.AsyncConnection.connect(fleet_database.dsn("fun_platform_admin_api")) as admin:
-        totals = await queries.fleet_totals(admin, now=HOUR)
-        statuses = convert.clusters_by_status(await queries.fleet_status_inputs(admin))
-        kinds = {row.kind: row.findings for row in await queries.open_findings_by_kind(admin)}
+        totals = await fleet_totals(admin, now=HOUR)
+        statuses = clusters_by_status(await fleet_status_inputs(admin))
+        kinds = {row.kind: row.findings for row in await open_findings_by_kind(admin)}
     organizations = totals.organizations
     assert (written, pruned) == (1 + 1 + organizations, 0)
     (fleet_round,) = rows(fleet_database, f"resolution = 'round' AND organization_id = '{NIL}'")

@@ -20,7 +20,8 @@ from psycopg import sql
 
 from db.seed.write import write_fleet
 from fleet_description.generate import FleetSize, generate
-from services.fleet import queries, search
+from services.fleet.parse.search import namespace_patterns
+from services.fleet.queries import clusters, search
 from tests.fixtures.fleet_api import write_observations
 from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database
 
@@ -102,62 +103,62 @@ FILTERS: dict[str, dict[str, Any]] = {
     "organization/cluster": {"organization_pattern": "%acme%", "cluster_pattern": "pr%"},
 }
 # Orders whose key is on the cluster or organization row: every filter is index-served with them.
-ROW_ORDERS = (queries.ClusterOrder.NAME, queries.ClusterOrder.ORGANIZATION)
+ROW_ORDERS = (clusters.ClusterOrder.NAME, clusters.ClusterOrder.ORGANIZATION)
 
 
 def _matrix() -> list[Any]:
     return [
         pytest.param(name, order, descending, id=f"{name}-{order}-{'desc' if descending else 'asc'}")
         for name in sorted(FILTERS)
-        for order in queries.ClusterOrder
+        for order in clusters.ClusterOrder
         for descending in (False, True)
     ]
 
 
-def _middle_key(order: queries.ClusterOrder) -> tuple[Any, ...]:
+def _middle_key(order: clusters.ClusterOrder) -> tuple[Any, ...]:
     """A page token's key somewhere in the middle of `order` (a later page's plan)."""
-    value: dict[queries.ClusterOrder, Any] = {
-        queries.ClusterOrder.ORGANIZATION: "m",
-        queries.ClusterOrder.PODS: 400,
-        queries.ClusterOrder.NODES: 10,
-        queries.ClusterOrder.OBSERVED: NOW - timedelta(minutes=30),
-        queries.ClusterOrder.STATUS_SINCE: NOW - timedelta(days=30),
+    value: dict[clusters.ClusterOrder, Any] = {
+        clusters.ClusterOrder.ORGANIZATION: "m",
+        clusters.ClusterOrder.PODS: 400,
+        clusters.ClusterOrder.NODES: 10,
+        clusters.ClusterOrder.OBSERVED: NOW - timedelta(minutes=30),
+        clusters.ClusterOrder.STATUS_SINCE: NOW - timedelta(days=30),
     }
-    if order is queries.ClusterOrder.NAME:
+    if order is clusters.ClusterOrder.NAME:
         return ("m", uuid.UUID(int=1))
     return (value[order], "prod-3", uuid.UUID(int=1))
 
 
-def _clock(conn: psycopg.Connection[Any]) -> queries.InventoryClock:
-    """The inventory clock as the service reads it (queries.inventory_clock) for the stale filter."""
-    row = conn.execute(queries.QUERIES["inventory_clock"].sql, prepare=False).fetchone()
-    return queries.InventoryClock() if row is None else queries.InventoryClock(row[0], row[1])
+def _clock(conn: psycopg.Connection[Any]) -> clusters.InventoryClock:
+    """The inventory clock as the service reads it (clusters.inventory_clock) for the stale filter."""
+    row = conn.execute(clusters.QUERIES["inventory_clock"].sql, prepare=False).fetchone()
+    return clusters.InventoryClock() if row is None else clusters.InventoryClock(row[0], row[1])
 
 
 @pytest.mark.parametrize(("name", "order", "descending"), _matrix())
 def test_no_page_reads_all_clusters(
-    plan_conn: psycopg.Connection[Any], name: str, order: queries.ClusterOrder, descending: bool
+    plan_conn: psycopg.Connection[Any], name: str, order: clusters.ClusterOrder, descending: bool
 ) -> None:
     fields = dict(FILTERS[name])
     if fields.get("organization_id") == "ORG":
         fields["organization_id"] = _organization_id(plan_conn)
-    filters = queries.ClusterFilters(order=order, descending=descending, **fields)
+    filters = clusters.ClusterFilters(order=order, descending=descending, **fields)
     for after in (
         None,
         _middle_key(order),
     ):
-        statement, params = queries.cluster_page_query(
+        statement, params = clusters.cluster_page_query(
             filters, now=NOW, after=after, limit=101, clock=_clock(plan_conn)
         )
         assert sequential_scans(plan_conn, statement, params) & BIG_TABLES == set()
 
 
-@pytest.mark.parametrize("order", [o for o in queries.ClusterOrder if o not in ROW_ORDERS], ids=str)
+@pytest.mark.parametrize("order", [o for o in clusters.ClusterOrder if o not in ROW_ORDERS], ids=str)
 def test_snapshot_orders_within_one_organization_read_only_its_clusters(
-    plan_conn: psycopg.Connection[Any], order: queries.ClusterOrder
+    plan_conn: psycopg.Connection[Any], order: clusters.ClusterOrder
 ) -> None:
-    filters = queries.ClusterFilters(order=order, organization_id=_organization_id(plan_conn))
-    statement, params = queries.cluster_page_query(filters, now=NOW, after=None, limit=101)
+    filters = clusters.ClusterFilters(order=order, organization_id=_organization_id(plan_conn))
+    statement, params = clusters.cluster_page_query(filters, now=NOW, after=None, limit=101)
     assert sequential_scans(plan_conn, statement, params) & BIG_TABLES == set()
 
 
@@ -168,10 +169,10 @@ def test_snapshot_orders_within_one_organization_read_only_its_clusters(
     ["api", "wo", "web0", "frontend-9", "zzzz", "-worker", "web0-api-0"],
 )
 def test_namespace_search_reads_no_whole_table(plan_conn: psycopg.Connection[Any], query: str) -> None:
-    patterns = search.namespace_patterns("query", query)
-    wanted = queries.NamespaceSearch(patterns.name, patterns.name_start, patterns.project, patterns.project_names)
+    patterns = namespace_patterns("query", query)
+    wanted = search.NamespaceSearch(patterns.name, patterns.name_start, patterns.project, patterns.project_names)
     for after in (None, ("m", uuid.UUID(int=1))):
-        statement, params = queries.namespace_search_query(wanted, after=after, limit=101)
+        statement, params = search.namespace_search_query(wanted, after=after, limit=101)
         assert sequential_scans(plan_conn, statement, params) & BIG_TABLES == set()
 
 
@@ -181,16 +182,16 @@ def test_a_page_without_a_query_reads_no_search_key(plan_conn: psycopg.Connectio
     fields = dict(FILTERS[name])
     if fields.get("organization_id") == "ORG":
         fields["organization_id"] = _organization_id(plan_conn)
-    statement, params = queries.cluster_page_query(
-        queries.ClusterFilters(**fields), now=NOW, after=None, limit=101, clock=_clock(plan_conn)
+    statement, params = clusters.cluster_page_query(
+        clusters.ClusterFilters(**fields), now=NOW, after=None, limit=101, clock=_clock(plan_conn)
     )
     read = relations_read(plan_conn, statement, params)
     assert "cluster_listing" in read and "cluster_search" not in read
 
 
 def test_a_page_with_a_query_reads_the_search_keys(plan_conn: psycopg.Connection[Any]) -> None:
-    statement, params = queries.cluster_page_query(
-        queries.ClusterFilters(either_pattern="%prod-1%"), now=NOW, after=None, limit=101, clock=_clock(plan_conn)
+    statement, params = clusters.cluster_page_query(
+        clusters.ClusterFilters(either_pattern="%prod-1%"), now=NOW, after=None, limit=101, clock=_clock(plan_conn)
     )
     assert "cluster_search" in relations_read(plan_conn, statement, params)
 

@@ -1,21 +1,21 @@
-"""Every named block of services/fleet/queries.sql runs against the migrated schema as fun_platform_admin_api.
+"""Every named block of services/fleet/queries/*.sql runs against the migrated schema as fun_platform_admin_api.
 
 This does sqlc's job: a renamed column, a wrong cast or a missing grant fails here, before any API
-test. Each typed function of queries.py is called once on an empty database, with filters set so
-that every optional branch is planned with a value.
+test. Each typed function of the query modules is called once on an empty database, with filters set
+so that every optional branch is planned with a value.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
 import pytest
 
-from services.fleet import queries
+from services.fleet.queries import base, clusters, findings, ledger, organizations, search, summary, trends
 from tests.fixtures.postgres import TestDatabase
 
 ROLE = "fun_platform_admin_api"
@@ -25,13 +25,13 @@ SOME_ID = uuid.UUID("018f0000-0000-7000-8000-000000000001")
 Conn = psycopg.AsyncConnection[Any]
 
 CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
-    "begin_consistent_read": queries.begin_consistent_read,
-    "list_organizations": lambda conn: queries.list_organizations(
-        conn, filters=queries.OrganizationFilters(pattern="%acm%"), after=("acme", SOME_ID), limit=3
+    "begin_consistent_read": base.begin_consistent_read,
+    "list_organizations": lambda conn: organizations.list_organizations(
+        conn, filters=organizations.OrganizationFilters(pattern="%acm%"), after=("acme", SOME_ID), limit=3
     ),
-    "list_clusters": lambda conn: queries.list_clusters(
+    "list_clusters": lambda conn: clusters.list_clusters(
         conn,
-        filters=queries.ClusterFilters(
+        filters=clusters.ClusterFilters(
             organization_id=SOME_ID,
             statuses=("running", "lost"),
             needs_attention=True,
@@ -46,39 +46,42 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
         after=("prod", SOME_ID),
         limit=3,
     ),
-    "get_cluster": lambda conn: queries.get_cluster(conn, cluster_id=SOME_ID),
-    "cluster_node_pools": lambda conn: queries.cluster_node_pools(conn, cluster_id=SOME_ID),
-    "cluster_projects": lambda conn: queries.cluster_projects(conn, cluster_id=SOME_ID),
-    "cluster_namespaces": lambda conn: queries.cluster_namespaces(conn, cluster_id=SOME_ID),
-    "cluster_ledger_counts": lambda conn: queries.cluster_ledger_counts(conn, cluster_id=SOME_ID),
-    "list_drift_findings": lambda conn: queries.list_drift_findings(
+    "get_cluster": lambda conn: clusters.get_cluster(conn, cluster_id=SOME_ID),
+    "cluster_node_pools": lambda conn: clusters.cluster_node_pools(conn, cluster_id=SOME_ID),
+    "cluster_projects": lambda conn: clusters.cluster_projects(conn, cluster_id=SOME_ID),
+    "cluster_namespaces": lambda conn: clusters.cluster_namespaces(conn, cluster_id=SOME_ID),
+    "cluster_ledger_counts": lambda conn: ledger.cluster_ledger_counts(conn, cluster_id=SOME_ID),
+    "list_drift_findings": lambda conn: findings.list_drift_findings(
         conn,
-        filters=queries.FindingFilters(
+        filters=findings.FindingFilters(
             kind="orphan_shoot", organization_id=SOME_ID, cluster_id=SOME_ID, include_resolved=True
         ),
         after=(NOW, SOME_ID),
         limit=3,
     ),
-    "list_infrastructure_resources": lambda conn: queries.list_infrastructure_resources(
+    "list_infrastructure_resources": lambda conn: ledger.list_infrastructure_resources(
         conn,
-        filters=queries.ResourceFilters(
+        filters=ledger.ResourceFilters(
             cluster_id=SOME_ID, resource_type="kubernetes.node", billable=True, include_destroyed=True
         ),
         after=(SOME_ID, "kubernetes.node", "", "node-1", SOME_ID),
         limit=3,
     ),
-    "search_namespaces": lambda conn: queries.search_namespaces(
-        conn, search=queries.NamespaceSearch("%web%", "web%", "%ab", "cd%"), after=("web", SOME_ID), limit=3
+    "search_namespaces": lambda conn: search.search_namespaces(
+        conn, search=search.NamespaceSearch("%web%", "web%", "%ab", "cd%"), after=("web", SOME_ID), limit=3
     ),
-    "inventory_clock": queries.inventory_clock,
-    "latest_fleet_totals": queries.latest_fleet_totals,
-    "fleet_totals": lambda conn: queries.fleet_totals(conn, now=NOW),
-    "fleet_status_inputs": queries.fleet_status_inputs,
-    "open_findings_by_kind": queries.open_findings_by_kind,
-    "loop_freshness": queries.loop_freshness,
-    "cluster_resolved_findings": lambda conn: queries.cluster_resolved_findings(conn, cluster_id=SOME_ID, limit=3),
-    "organization_listing_changes": lambda conn: queries.organization_listing_changes(
+    "inventory_clock": clusters.inventory_clock,
+    "latest_fleet_totals": summary.latest_fleet_totals,
+    "fleet_totals": lambda conn: summary.fleet_totals(conn, now=NOW),
+    "fleet_status_inputs": summary.fleet_status_inputs,
+    "open_findings_by_kind": summary.open_findings_by_kind,
+    "loop_freshness": summary.loop_freshness,
+    "cluster_resolved_findings": lambda conn: findings.cluster_resolved_findings(conn, cluster_id=SOME_ID, limit=3),
+    "organization_listing_changes": lambda conn: organizations.organization_listing_changes(
         conn, organization_id=SOME_ID, limit=3
+    ),
+    "fleet_trends": lambda conn: trends.fleet_trends(
+        conn, trends.TrendRange(NOW, NOW + timedelta(days=1), 60, SOME_ID)
     ),
 }
 
@@ -90,7 +93,7 @@ async def conn(database: TestDatabase) -> AsyncIterator[Conn]:
 
 
 def test_every_block_has_a_call_here() -> None:
-    assert set(CALLS) == set(queries.query_names())
+    assert set(CALLS) == set(base.query_names())
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))
@@ -107,45 +110,45 @@ ORDER_KEYS: dict[str, tuple[object, ...]] = {
     "pods": (12, "prod", SOME_ID),
     "nodes": (3, "prod", SOME_ID),
     "observed": (NOW, "prod", SOME_ID),
-    "status_since": (queries.NEVER, "prod", SOME_ID),
+    "status_since": (base.NEVER, "prod", SOME_ID),
     "created": (NOW, "acme", SOME_ID),
 }
 
 
 def test_every_order_block_belongs_to_an_order() -> None:
-    expected = {f"clusters_by_{order}_{d}" for order in queries.ClusterOrder for d in ("asc", "desc")}
-    expected |= {f"organizations_by_{order}_{d}" for order in queries.OrganizationOrder for d in ("asc", "desc")}
-    assert set(queries.ORDERS) == expected
+    expected = {f"clusters_by_{order}_{d}" for order in clusters.ClusterOrder for d in ("asc", "desc")}
+    expected |= {f"organizations_by_{order}_{d}" for order in organizations.OrganizationOrder for d in ("asc", "desc")}
+    assert set(base.ORDERS) == expected
 
 
 @pytest.mark.parametrize("descending", [False, True])
-@pytest.mark.parametrize("order", list(queries.ClusterOrder))
+@pytest.mark.parametrize("order", list(clusters.ClusterOrder))
 async def test_every_cluster_order_runs_first_and_later_pages(
-    conn: Conn, order: queries.ClusterOrder, descending: bool
+    conn: Conn, order: clusters.ClusterOrder, descending: bool
 ) -> None:
-    filters = queries.ClusterFilters(order=order, descending=descending, either_pattern="%pro%")
+    filters = clusters.ClusterFilters(order=order, descending=descending, either_pattern="%pro%")
     for after in (None, ORDER_KEYS[order.value]):
-        assert await queries.list_clusters(conn, filters=filters, now=NOW, after=after, limit=3) == []
+        assert await clusters.list_clusters(conn, filters=filters, now=NOW, after=after, limit=3) == []
 
 
 @pytest.mark.parametrize("descending", [False, True])
-@pytest.mark.parametrize("order", list(queries.OrganizationOrder))
+@pytest.mark.parametrize("order", list(organizations.OrganizationOrder))
 async def test_every_organization_order_runs_first_and_later_pages(
-    conn: Conn, order: queries.OrganizationOrder, descending: bool
+    conn: Conn, order: organizations.OrganizationOrder, descending: bool
 ) -> None:
-    filters = queries.OrganizationFilters(order=order, descending=descending)
+    filters = organizations.OrganizationFilters(order=order, descending=descending)
     for after in (None, ORDER_KEYS[order.value]):
-        assert await queries.list_organizations(conn, filters=filters, after=after, limit=3) == []
+        assert await organizations.list_organizations(conn, filters=filters, after=after, limit=3) == []
 
 
 async def test_first_pages_on_an_empty_platform_are_empty(conn: Conn) -> None:
-    assert await queries.list_organizations(conn, after=None, limit=10) == []
-    assert await queries.list_clusters(conn, filters=queries.ClusterFilters(), now=NOW, after=None, limit=10) == []
-    assert await queries.list_drift_findings(conn, filters=queries.FindingFilters(), after=None, limit=10) == []
-    assert await queries.cluster_open_findings(conn, cluster_id=SOME_ID) == []
-    empty = queries.ResourceFilters()
-    assert await queries.list_infrastructure_resources(conn, filters=empty, after=None, limit=10) == []
-    totals = await queries.fleet_totals(conn, now=NOW)
+    assert await organizations.list_organizations(conn, after=None, limit=10) == []
+    assert await clusters.list_clusters(conn, filters=clusters.ClusterFilters(), now=NOW, after=None, limit=10) == []
+    assert await findings.list_drift_findings(conn, filters=findings.FindingFilters(), after=None, limit=10) == []
+    assert await findings.cluster_open_findings(conn, cluster_id=SOME_ID) == []
+    empty = ledger.ResourceFilters()
+    assert await ledger.list_infrastructure_resources(conn, filters=empty, after=None, limit=10) == []
+    totals = await summary.fleet_totals(conn, now=NOW)
     assert (totals.organizations, totals.clusters, totals.namespaces) == (0, 0, 0)
 
 
@@ -157,7 +160,7 @@ async def test_the_role_cannot_write(conn: Conn) -> None:
 async def test_the_organization_list_names_its_columns_as_the_row_orders_its_fields(conn: Conn) -> None:
     """list_organizations builds its rows by position: the block's columns must be the row's fields. It
     loads the times as the int8 microseconds a timestamptz is on the wire, so they must stay timestamptz."""
-    statement = queries.organization_page_statement(queries.OrganizationFilters())
+    statement = organizations.organization_page_statement(organizations.OrganizationFilters())
     async with conn.cursor() as cur:
         await cur.execute(
             statement,
@@ -173,6 +176,6 @@ async def test_the_organization_list_names_its_columns_as_the_row_orders_its_fie
             prepare=False,
         )
         assert cur.description is not None
-        assert [column.name for column in cur.description] == list(queries.OrganizationRow._fields)
+        assert [column.name for column in cur.description] == list(organizations.OrganizationRow._fields)
         types = {column.name: conn.adapters.types[column.type_code].name for column in cur.description}
         assert (types["id"], types["created_micros"], types["deleted_micros"]) == ("text", "timestamptz", "timestamptz")

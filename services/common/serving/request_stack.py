@@ -55,7 +55,8 @@ class Authenticator(Protocol):
 class RequestStack:
     """The layers every RPC passes on either protocol, outermost first.
 
-    1. request id: taken from `x-request-id` when well-formed, else made; echoed in the response;
+    1. request id: taken from `x-request-id` when well-formed, else made; echoed in the response,
+       with the service's `response_headers`;
     2. logging and metrics: one log line and one counter increment per call, with code and duration;
     3. error mapping: `map_errors()`, so every failure leaves as a proper status;
     4. authentication: `authenticate` (when set) runs before the service, so a bad credential
@@ -67,6 +68,10 @@ class RequestStack:
     success_log_level: int = logging.INFO
     """Level of the one log line of a call that ended OK (failures are always logged at INFO). An API
     that answers many identical cached calls may lower it to DEBUG: its metrics still count every call."""
+    response_headers: tuple[tuple[str, str], ...] = ()
+    """Headers every answer of the service carries, errors and refused credentials included, set once
+    where the service is mounted (the staff API's `Cache-Control: private, no-store`). A method may
+    still set its own value of one (the public API's max-age is set per answer)."""
 
     async def run(self, ctx: RequestContext[Any, Any], protocol: str, call: Callable[[], Awaitable[RES]]) -> RES:
         method = ctx.method
@@ -74,6 +79,8 @@ class RequestStack:
         request_id = incoming if _REQUEST_ID.match(incoming) else new_request_id()
         token = request_id_var.set(request_id)
         ctx.response_headers["x-request-id"] = request_id
+        for name, value in self.response_headers:
+            ctx.response_headers[name] = value
         started = time.perf_counter()
         subject: str | None = None
         # What a call that never reaches a status counts as: cancelled by its client's deadline or a

@@ -1,5 +1,5 @@
 -- The SQL of GetFleetTrends, run by platform-admin-api as fun_platform_admin_api over the fleet
--- history the inventory loop records (migration 0009). Loaded by services/fleet/trend_queries.py.
+-- history the inventory loop records. Loaded by services/fleet/queries/trends.py.
 
 -- name: fleet_trends
 -- Called by FleetApi.get_fleet_trends: the last recording of each step of [start, end) of one

@@ -1,12 +1,12 @@
 -- The sort orders of ListClusters and ListOrganizations: one block per order and direction, each the
--- keyset condition and ORDER BY that end the list's block in queries.sql (queries.py puts the block of
--- the requested order in place of the line `-- keyset --`, and for ListClusters its ORDER BY line in
--- place of `-- order --` too; both come from these files only).
+-- keyset condition and ORDER BY that end the list's block in clusters.sql or organizations.sql
+-- (base.py's keyset assembly puts the block of the requested order in place of the line `-- keyset --`,
+-- and for ListClusters its ORDER BY line in place of `-- order --` too; both come from these files only).
 --
 -- Every order ends in (name, id), so the key is unique and a page continues exactly after the last row
 -- of the previous one while rows change. The first page passes first_page = true, which folds the
 -- keyset condition away (the statements run unprepared, planned with their values). ListClusters'
--- keys are columns of tenant.cluster_listing (migration 0012), each with an index in this order; a
+-- keys are columns of tenant.cluster_listing, each with an index in this order; a
 -- missing value is stored as a fixed low value (0 pods and nodes, '-infinity' for times), the same
 -- the key of a row in services/fleet/pages.py uses, so a token always names a position in this order.
 

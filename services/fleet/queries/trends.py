@@ -1,11 +1,15 @@
-"""The query of GetFleetTrends over the fleet history (trends.sql), typed like queries.py's."""
+"""The staff API's query of GetFleetTrends (trends.sql): points of the fleet history over a range.
+
+Which history answers: one organization's hourly rows, or the fleet's per-round rows for steps under
+an hour and its hourly rows otherwise. The range comes checked (services/fleet/parse/requests.py
+bounds it to a number of steps), so an answer is at most that many points whatever the caller asks.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 import orjson
@@ -13,13 +17,26 @@ import psycopg
 from psycopg.rows import class_row
 from psycopg.types.json import set_json_loads
 
-from common.database import load_queries
+from services.fleet.queries.base import NIL_UUID, load
 
-if TYPE_CHECKING:
-    from services.fleet.trends import TrendRequest
+QUERIES = load("trends.sql")
+# Steps under this many seconds read the fleet's per-round rows; an organization has hourly ones only.
+HOUR_SECONDS = 3600
 
-QUERIES = load_queries(Path(__file__).with_name("trends.sql"))
-NIL_UUID = UUID(int=0)
+
+@dataclass(frozen=True, slots=True)
+class TrendRange:
+    """GetFleetTrends' range, step and organization (None: the fleet), checked."""
+
+    start: datetime
+    end: datetime
+    step_seconds: int
+    organization_id: UUID | None
+
+    @property
+    def resolution(self) -> str:
+        fine = self.organization_id is None and self.step_seconds < HOUR_SECONDS
+        return "round" if fine else "hour"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +52,7 @@ class TrendRow:
     open_findings_by_kind: dict[str, int]
 
 
-async def fleet_trends(conn: psycopg.AsyncConnection[Any], wanted: TrendRequest) -> list[TrendRow]:
+async def fleet_trends(conn: psycopg.AsyncConnection[Any], wanted: TrendRange) -> list[TrendRow]:
     """The last recording of each step of the range, oldest first."""
     params = {
         "resolution": wanted.resolution,

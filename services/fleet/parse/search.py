@@ -1,6 +1,6 @@
-"""Search queries of the staff view, checked and turned into the LIKE patterns queries.sql matches.
+"""Search queries of the staff view, checked and turned into the LIKE patterns the query modules match.
 
-Every pattern is matched against `lower(<name>)` (migration 0009 indexes those expressions). A part of
+Every pattern is matched against `lower(<name>)` (the schema indexes those expressions). A part of
 three or more characters is a substring (`%part%`, served by a trigram index); a shorter one is a
 prefix (`part%`, served by a text_pattern_ops btree), because one or two characters hold no trigram
 and a substring of them would read the whole index. LIKE's wildcards in the query are escaped, so
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.common.errors import InvalidArgument
-from services.fleet.validate import optional_text
+from services.fleet.parse.fields import optional_text
 
 # A name is a DNS label (at most 63 characters), an alias at most 255; a search is for a part of one.
 MAX_QUERY_CHARS = 100

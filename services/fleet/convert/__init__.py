@@ -1,0 +1,16 @@
+"""Rows in, fleet.v1 messages out: the only place that builds the staff API's protobuf messages, one
+module per entity, as the queries are filed.
+
+    scalars        the enums (status, drift kind, snapshot source), ages and optional text
+    organizations  ListOrganizations, GetOrganization
+    clusters       ListClusters, GetCluster
+    findings       ListDriftFindings and the findings GetCluster shows (details: a finding's details)
+    ledger         ListInfrastructureResources and GetCluster's ledger counts
+    summary        GetFleetSummary
+    search         SearchNamespaces
+    trends         GetFleetTrends
+"""
+
+from services.fleet.convert import clusters, findings, ledger, organizations, scalars, search, summary, trends
+
+__all__ = ["clusters", "findings", "ledger", "organizations", "scalars", "search", "summary", "trends"]

@@ -1,0 +1,18 @@
+"""The staff API's queries, one module per entity, each with its `.sql` file of named blocks.
+
+    base           the loader, the keyset assembly of the sortable lists (orders.sql), the sentinels
+    organizations  ListOrganizations, GetOrganization and its listing changes
+    clusters       ListClusters, GetCluster's cluster, node pools, projects, namespaces; the inventory clock
+    findings       ListDriftFindings, a cluster's open and resolved findings
+    ledger         ListInfrastructureResources, a cluster's active ledger counts
+    summary        GetFleetSummary's recorded or added-up totals, counts and loop freshness
+    search         SearchNamespaces
+    trends         GetFleetTrends
+
+These modules (and `services.common.errors`, `common.database`) are the only ones of the API that
+talk to psycopg (the import contracts in pyproject.toml).
+"""
+
+from services.fleet.queries import base, clusters, findings, ledger, organizations, search, summary, trends
+
+__all__ = ["base", "clusters", "findings", "ledger", "organizations", "search", "summary", "trends"]

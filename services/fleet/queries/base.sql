@@ -1,0 +1,21 @@
+-- The SQL of platform-admin-api (fleet.v1), run as fun_platform_admin_api (read only), is filed by
+-- entity: one file per query module of services/fleet/queries/ (organizations, clusters, findings,
+-- ledger, summary, search, trends), each loaded once by its module, one typed function per block. This
+-- file holds what every entity shares; orders.sql the sort orders of the two sortable lists.
+--
+-- Conventions of every block:
+-- - the system organization is left out through tenant.system_organization_id();
+-- - List blocks page by keyset: `(sort key) > (%(after_...)s)` in the order of an index, LIMIT the page
+--   size plus one (the extra row says whether more follow). The first page passes a sentinel key that
+--   sorts before every row ('' for names, the nil UUID, '-infinity'), so there is one plan shape and no
+--   OR that would hide the index from the planner;
+-- - optional filters are `(%(x)s IS NULL OR ...)`: the query modules execute them unprepared, so each
+--   call is planned with its own values and a NULL filter folds away;
+-- - status, readiness and staleness go through the SQL twins of common/clusterstatus.py
+--   (db/migrations/0001_baseline.sql); the time is %(now)s, the service's clock, so SQL and Python
+--   judge staleness at the same instant. The service computes the status it returns in Python.
+
+-- name: begin_consistent_read
+-- Called by FleetApi.get_cluster, get_organization and the summary read before their several queries: one snapshot
+-- for all of them, so the parts of one answer agree with each other. Must run first in the transaction.
+SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
