@@ -12,7 +12,7 @@ from the watch cache and are parsed as they stream'). What leaves here is plain 
 TypedDicts (kube/objects.py), or a `KubeError` (kube/errors.py).
 
 Why asyncio rather than the sync client in threads: the collector bounds each cluster with
-INVENTORY_TIMEOUT. Cancelling an awaited aiohttp request closes its connection at once, so a hung
+INVENTORY_TIMEOUT_SECONDS. Cancelling an awaited aiohttp request closes its connection at once, so a hung
 shoot really frees its worker; a thread blocked in urllib3 cannot be cancelled and keeps its slot
 until its socket timeout, so a few hung shoots could starve a thread pool. Many idle-waiting
 requests (64 workers over 2,000 shoots) cost coroutines, not threads. Parsing holds the GIL either

@@ -15,7 +15,8 @@ import pytest
 
 from collector.settings import GardenerSettings, HealthSettings, InventorySettings, ReconcileSettings, Settings
 from common.http_limits import HttpLimits
-from common.settings import DatabaseSettings, GrpcLimits, HttpSettings, LogSettings
+from common.settings import DatabaseSettings, LogSettings
+from services.common.settings import GrpcLimits, HttpSettings
 from services.fleet.settings import AuthSettings, FleetSettings, SummarySettings
 from services.overview.settings import CacheSettings, OverviewSettings
 

@@ -30,12 +30,13 @@ from starlette.types import ASGIApp
 from common.database import make_pool
 from common.errors import PortUnavailable, SchemaTooOld
 from common.logs import configure_logging
-from common.malloc_tuning import malloc_settings_from_env, tune_malloc
-from common.settings import DatabaseSettings, HttpSettings, LogSettings, SettingsError
+from common.settings import DatabaseSettings, LogSettings, SettingsError
+from services.common.malloc_tuning import malloc_settings_from_env, tune_malloc
 from services.common.serving.api_server import ApiServer
 from services.common.serving.grpc_bridge import grpc_generic_handler
 from services.common.serving.http_app import http_app
 from services.common.serving.request_stack import RequestStack
+from services.common.settings import HttpSettings
 from services.common.startup import check_schema_at_start, schema_readiness
 
 logger = logging.getLogger(__name__)
@@ -182,7 +183,7 @@ def api_main(
     except SettingsError as e:
         sys.stderr.write(f"{prog}: {e}\n")
         return 2
-    # Before the gRPC server starts its threads: see common/malloc_tuning.py.
+    # Before the gRPC server starts its threads: see services/common/malloc_tuning.py.
     tune_malloc(malloc)
     configure_logging(settings.logging.level, json=settings.logging.json and not args.log_text)
     # psycopg's pool logs every connection request at INFO; its warnings (lost connections) are enough.
