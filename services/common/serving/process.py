@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -31,6 +30,7 @@ from common.database import make_pool
 from common.errors import PortUnavailable, SchemaTooOld
 from common.logs import configure_logging
 from common.settings import DatabaseSettings, LogSettings, SettingsError
+from common.signals import stop_event
 from services.common.malloc_tuning import malloc_settings_from_env, tune_malloc
 from services.common.serving.api_server import ApiServer
 from services.common.serving.grpc_bridge import grpc_generic_handler
@@ -148,10 +148,7 @@ async def serving_api(
 
 async def serve_until_signal(running: AbstractAsyncContextManager[object]) -> int:
     """Serve `running` until SIGTERM or SIGINT; the exit code (1: the schema is too old)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_event()
     try:
         async with running:
             await stop.wait()
