@@ -33,11 +33,12 @@ from collector.inventory import history_store, metrics, store
 from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
 from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
 from collector.inventory.sources import NOT_VISIBLE, OVER_CAP, Unlisted
-from collector.kube.errors import KubeError, truncate
+from collector.kube.errors import KubeError
 from collector.settings import LIVENESS_INTERVALS, InventorySettings, Shard
 from common.clock import Clock, utc_now
 from common.database import CheckUnlessRecent
 from common.health import Liveness
+from common.text import truncate
 
 logger = logging.getLogger(__name__)
 

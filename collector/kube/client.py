@@ -59,12 +59,12 @@ from collector.kube.errors import (
     Timeout,
     TooLarge,
     status_error_class,
-    truncate,
 )
 from collector.kube.guards import JSON, refuse_redirects, require_https, require_json, require_size, too_large
 from collector.kube.limits import CREDENTIAL_ANSWER_BYTES, DEFAULT_LIMITS, ResponseLimits
 from collector.kube.liststream import DEFAULT_BATCH_BYTES, Items, ItemTooLarge, ListSplitter, MalformedList
 from collector.kube.objects import ListMeta
+from common.text import truncate
 
 # Metadata-only lists (PartialObjectMetadataList: each object's metadata, nothing else), with plain JSON as
 # the fallback a server that cannot send them answers with.
