@@ -231,7 +231,7 @@ def unlabeled_shoots(world: Observed) -> Iterator[Finding]:
 
     Fundament's provisioning side labels every shoot it creates, so such a shoot was made by hand or
     by another tool, in a project Fundament owns: nothing maps it to a cluster, so no other rule and
-    no inventory round ever sees it (FUN-23's blind spot). Shoots outside those projects are not
+    no inventory round ever sees it (a blind spot of the inventory). Shoots outside those projects are not
     Fundament's business and are left alone.
     """
     for shoot in world.unlabeled:
