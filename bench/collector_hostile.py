@@ -6,7 +6,7 @@ fleet-sim serves the `test` fleet from a process of its own and PostgreSQL (a th
 server unless `--dsn` names one) holds it. For each bomb of fleet-sim's hostile mode (an endless node
 item, an endless gzip body, an endless cert-manager certificates list, an endless garden
 adminkubeconfig answer, 30,000 ingresses) one shoot answers it, the rest of the fleet is healthy,
-and one `cluster-worker` process (GARDENER_MODE=real, default bounds and INVENTORY_TIMEOUT) runs one
+and one `cluster-worker` process (GARDENER_MODE=real, default bounds and INVENTORY_TIMEOUT_SECONDS) runs one
 round. Measured side by side with a round without a bomb: the worker's peak RSS (VmHWM) after the
 round and the worst `/livez` latency while it ran (polled every 5 ms). Targets: peak RSS < 300 MB,
 worst `/livez` < 250 ms, for every bomb.
@@ -182,7 +182,7 @@ async def measure(admin_dsn: str, worker_dsn: str, kubeconfig: Path) -> dict[str
         WORKER_MODE="inventory",
         GARDENER_MODE="real",
         GARDENER_KUBECONFIG=str(kubeconfig),
-        INVENTORY_INTERVAL="3600",
+        INVENTORY_INTERVAL_SECONDS="3600",
         HEALTH_PORT="0",
         LOG_LEVEL="info",
     )

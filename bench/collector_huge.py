@@ -69,7 +69,7 @@ def measure_collect(worker_dsn: str, kubeconfig: Path, figures: dict[str, float]
         DATABASE_URL=worker_dsn,
         GARDENER_MODE="real",
         GARDENER_KUBECONFIG=str(kubeconfig),
-        INVENTORY_TIMEOUT="600",
+        INVENTORY_TIMEOUT_SECONDS="600",
         LOG_LEVEL="warning",
     )
     _, baseline_rss, _, _, _ = run_measured([sys.executable, "-c", "import collector.main"], env)

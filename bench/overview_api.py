@@ -170,7 +170,7 @@ def measure(seconds: float, rounds: int, organizations: int, kinds: tuple[str, .
             "HTTP_PORT": str(subject_http),
             "GRPC_PORT": str(subject_grpc),
             "CONSOLE_ORIGINS": "http://127.0.0.1:5173",
-            "CACHE_TTL": "60",
+            "CACHE_TTL_SECONDS": "60",
         }
         subject_cmd = [str(Path(sys.executable).with_name("platform-public-api"))]
         with process(subject_cmd, subject_env) as subject_process, tempfile.TemporaryDirectory() as scratch:

@@ -13,10 +13,8 @@ progress is cancelled, which rolls back each cluster's transaction.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
-import signal
 import sys
 from typing import Any, TextIO
 
@@ -34,6 +32,7 @@ from common.garbage_collection import set_gc_threshold
 from common.health import Readiness, health_server
 from common.logs import configure_logging
 from common.settings import SettingsError
+from common.signals import stop_event
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +55,7 @@ async def reconcile_once(worker: Worker, out: TextIO) -> int:
 
 async def serve(settings: Settings) -> int:
     """Run the loop of WORKER_MODE until SIGTERM or SIGINT, with the health port."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    stop = stop_event()
 
     async with open_worker(settings) as worker:
         pool = worker.pool

@@ -2,7 +2,7 @@
 
 Groups follow the jobs of the process: the database, the Gardener connection both modes share, the
 inventory loop, the reconcile loop and the health port. Errors name the variable and the bad value
-(`SettingsError`). Every variable is listed in the README's configuration table.
+(`SettingsError`). Every variable is listed in docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ ROLE = "fun_cluster_worker"
 WORKER_MODES = ("inventory", "reconcile")
 # /livez fails once a worker loop has not made progress (a beat) for this many of its intervals.
 LIVENESS_INTERVALS = 3
-# Without RECONCILE_DELETION_TIMEOUT, a deletion may be under way this many reconcile intervals.
+# Without RECONCILE_DELETION_TIMEOUT_SECONDS, a deletion may be under way this many reconcile intervals.
 DELETION_TIMEOUT_INTERVALS = 3
 GARDENER_MODES = ("mock", "real")
 CREDENTIAL_KINDS = ("admin", "viewer")
@@ -68,9 +68,9 @@ class GardenerSettings:
     credential: str = "admin"
     """INVENTORY_CREDENTIAL: `admin` mints shoots/adminkubeconfig, `viewer` shoots/viewerkubeconfig."""
     credential_lifetime_seconds: int = 3600
-    """INVENTORY_CREDENTIAL_LIFETIME: seconds a minted shoot credential is asked to live (Gardener: >= 600)."""
+    """INVENTORY_CREDENTIAL_LIFETIME_SECONDS: seconds a minted shoot credential is asked to live (Gardener: >= 600)."""
     request_timeout_seconds: float = 30.0
-    """GARDENER_TIMEOUT: seconds one request to the garden may take (a whole paged list takes several)."""
+    """GARDENER_TIMEOUT_SECONDS: seconds one request to the garden may take (a whole paged list takes several)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +78,13 @@ class InventorySettings:
     """The inventory loop."""
 
     interval_seconds: float = 900.0
-    """INVENTORY_INTERVAL: seconds between rounds; 900 (15 min) in production, 60 locally."""
+    """INVENTORY_INTERVAL_SECONDS: seconds between rounds; 900 (15 min) in production, 60 locally."""
     workers: int = 4
     """INVENTORY_WORKERS: clusters collected at the same time."""
     timeout_seconds: float = 30.0
-    """INVENTORY_TIMEOUT: seconds one cluster may take for reading and storing together."""
+    """INVENTORY_TIMEOUT_SECONDS: seconds one cluster may take for reading and storing together."""
     failure_grace_seconds: float = 10.0
-    """Seconds recording a failed collection gets on top of INVENTORY_TIMEOUT (fixed, not a variable)."""
+    """Seconds recording a failed collection gets on top of INVENTORY_TIMEOUT_SECONDS (fixed, not a variable)."""
     shard: Shard = field(default_factory=Shard)
     """INVENTORY_SHARD: `i/N` collects only the clusters whose stable hash modulo N is i; default 0/1."""
     max_list_bytes: int = int(DEFAULT_LIST_MIB * MIB)
@@ -96,16 +96,16 @@ class InventorySettings:
     ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE
     """INVENTORY_LEDGER_MAX_PER_TYPE: resources of one type in one cluster the ledger records; more: not listed."""
     history_round_retention_hours: int = 48
-    """HISTORY_ROUND_RETENTION: hours the per-round fleet totals are kept (trends)."""
+    """HISTORY_ROUND_RETENTION_HOURS: hours the per-round fleet totals are kept (trends)."""
     history_hour_retention_days: int = 35
-    """HISTORY_HOUR_RETENTION: days the hourly fleet and organization totals are kept (trends)."""
+    """HISTORY_HOUR_RETENTION_DAYS: days the hourly fleet and organization totals are kept (trends)."""
     source: str = "apiserver"
     """INVENTORY_SOURCE: `apiserver` (each shoot's API server) or `prometheus` (each shoot's Prometheus)."""
     prometheus_ca_file: Path | None = None
     """PROMETHEUS_CA_FILE: CA bundle the shoots' Prometheus endpoints are verified with (development);
     None: the system's trust store."""
     monitoring_ttl_seconds: float = 300.0
-    """PROMETHEUS_RESOLVE_TTL: seconds a resolved monitoring secret (address and credentials) is reused."""
+    """PROMETHEUS_RESOLVE_TTL_SECONDS: seconds a resolved monitoring secret (address and credentials) is reused."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,14 +113,14 @@ class ReconcileSettings:
     """The reconcile loop."""
 
     interval_seconds: float = 300.0
-    """RECONCILE_INTERVAL: seconds between reconcile passes (5 min)."""
+    """RECONCILE_INTERVAL_SECONDS: seconds between reconcile passes (5 min)."""
     deletion_timeout_seconds: float | None = None
-    """RECONCILE_DELETION_TIMEOUT: seconds a cluster's deletion may be under way before a shoot it leaves
+    """RECONCILE_DELETION_TIMEOUT_SECONDS: seconds a cluster's deletion may be under way before a shoot it leaves
     is reported as `shoot_of_deleted_cluster`; None: three reconcile intervals."""
 
     @property
     def deletion_bound_seconds(self) -> float:
-        """The bound in force: RECONCILE_DELETION_TIMEOUT, else three intervals."""
+        """The bound in force: RECONCILE_DELETION_TIMEOUT_SECONDS, else three intervals."""
         if self.deletion_timeout_seconds is not None:
             return self.deletion_timeout_seconds
         return DELETION_TIMEOUT_INTERVALS * self.interval_seconds
@@ -175,7 +175,7 @@ class Settings:
         ca_file = Path(ca_raw).expanduser() if ca_raw else None
         if ca_file is not None and not ca_file.is_file():
             raise SettingsError(f"PROMETHEUS_CA_FILE={ca_raw!r}: no such file")
-        reconcile_interval = env_float(env, "RECONCILE_INTERVAL", 300.0, minimum=1.0)
+        reconcile_interval = env_float(env, "RECONCILE_INTERVAL_SECONDS", 300.0, minimum=1.0, old="RECONCILE_INTERVAL")
         return cls(
             # Every worker may hold a connection while it stores, plus one for the loop itself.
             database=DatabaseSettings.from_env(env, role=ROLE, pool_max=workers + 2, statement_timeout_ms=10_000),
@@ -184,13 +184,23 @@ class Settings:
                 mode=gardener_mode,
                 kubeconfig=kubeconfig,
                 credential=env_choice(env, "INVENTORY_CREDENTIAL", "admin", CREDENTIAL_KINDS),
-                credential_lifetime_seconds=env_int(env, "INVENTORY_CREDENTIAL_LIFETIME", 3600, minimum=600),
-                request_timeout_seconds=env_float(env, "GARDENER_TIMEOUT", 30.0, minimum=0.1),
+                credential_lifetime_seconds=env_int(
+                    env,
+                    "INVENTORY_CREDENTIAL_LIFETIME_SECONDS",
+                    3600,
+                    minimum=600,
+                    old="INVENTORY_CREDENTIAL_LIFETIME",
+                ),
+                request_timeout_seconds=env_float(
+                    env, "GARDENER_TIMEOUT_SECONDS", 30.0, minimum=0.1, old="GARDENER_TIMEOUT"
+                ),
             ),
             inventory=InventorySettings(
-                interval_seconds=env_float(env, "INVENTORY_INTERVAL", 900.0, minimum=1.0),
+                interval_seconds=env_float(
+                    env, "INVENTORY_INTERVAL_SECONDS", 900.0, minimum=1.0, old="INVENTORY_INTERVAL"
+                ),
                 workers=workers,
-                timeout_seconds=env_float(env, "INVENTORY_TIMEOUT", 30.0, minimum=0.1),
+                timeout_seconds=env_float(env, "INVENTORY_TIMEOUT_SECONDS", 30.0, minimum=0.1, old="INVENTORY_TIMEOUT"),
                 shard=Shard.parse("INVENTORY_SHARD", shard_raw) if shard_raw else Shard(),
                 max_list_bytes=_mib(env, "INVENTORY_MAX_LIST_MIB", DEFAULT_LIST_MIB),
                 max_item_bytes=_mib(env, "INVENTORY_MAX_ITEM_MIB", DEFAULT_ITEM_MIB),
@@ -198,16 +208,26 @@ class Settings:
                 ledger_max_per_type=env_int(
                     env, "INVENTORY_LEDGER_MAX_PER_TYPE", DEFAULT_LEDGER_MAX_PER_TYPE, minimum=1
                 ),
-                history_round_retention_hours=env_int(env, "HISTORY_ROUND_RETENTION", 48, minimum=1),
-                history_hour_retention_days=env_int(env, "HISTORY_HOUR_RETENTION", 35, minimum=1),
+                history_round_retention_hours=env_int(
+                    env, "HISTORY_ROUND_RETENTION_HOURS", 48, minimum=1, old="HISTORY_ROUND_RETENTION"
+                ),
+                history_hour_retention_days=env_int(
+                    env, "HISTORY_HOUR_RETENTION_DAYS", 35, minimum=1, old="HISTORY_HOUR_RETENTION"
+                ),
                 source=source,
                 prometheus_ca_file=ca_file,
-                monitoring_ttl_seconds=env_float(env, "PROMETHEUS_RESOLVE_TTL", 300.0, minimum=1.0),
+                monitoring_ttl_seconds=env_float(
+                    env, "PROMETHEUS_RESOLVE_TTL_SECONDS", 300.0, minimum=1.0, old="PROMETHEUS_RESOLVE_TTL"
+                ),
             ),
             reconcile=ReconcileSettings(
                 interval_seconds=reconcile_interval,
                 deletion_timeout_seconds=env_float(
-                    env, "RECONCILE_DELETION_TIMEOUT", DELETION_TIMEOUT_INTERVALS * reconcile_interval, minimum=1.0
+                    env,
+                    "RECONCILE_DELETION_TIMEOUT_SECONDS",
+                    DELETION_TIMEOUT_INTERVALS * reconcile_interval,
+                    minimum=1.0,
+                    old="RECONCILE_DELETION_TIMEOUT",
                 ),
             ),
             health=HealthSettings(

@@ -1,6 +1,6 @@
 """Fundament's naming contract: the names its provisioning side gives Gardener and Kubernetes objects.
 
-Whatever reads a real landscape must derive exactly these names (FUN-23's collector maps nodes to
+Whatever reads a real landscape must derive exactly these names (the collector maps nodes to
 node pools by them), and the simulator must generate them the same way, so the tests prove
 compatibility with the provisioning side instead of agreement with ourselves. The contract:
 

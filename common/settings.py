@@ -1,17 +1,23 @@
 """Reading configuration from the environment: typed, with defaults that work locally, loud on bad values.
 
 Each process builds one frozen settings object in its `main.py` from `os.environ` (no other module
-reads the environment) out of the groups here and its own. Errors name the variable and the value.
-Every variable is listed in the README's configuration table.
+reads the environment) out of the groups here and its own; the APIs' serving groups are in
+`services/common/settings.py`. Errors name the variable and the value. Every variable is listed in
+the configuration table of docs/configuration.md.
+
+A variable whose name did not say its unit was renamed (`INVENTORY_INTERVAL` became
+`INVENTORY_INTERVAL_SECONDS`); for one release each helper also accepts the old name (`old=`), logs
+that it is deprecated, and refuses the two names set to different values.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from common.http_limits import HttpLimits
+logger = logging.getLogger(__name__)
 
 # The demo's embedded server (`fleet db up`): what every default DATABASE_URL points at. The port
 # is below Linux's ephemeral range (32768-60999), so no outgoing connection or bind(0) can hold it.
@@ -33,39 +39,79 @@ class SettingsError(ValueError):
     """A configuration variable has a value that cannot be used."""
 
 
-def env_str(env: Mapping[str, str], name: str, default: str) -> str:
+_warned_old_names: set[str] = set()
+
+
+def env_given(env: Mapping[str, str], name: str, old: str | None = None) -> tuple[str, str | None]:
+    """The variable as given: the name it was set under (`name`, or its old name `old`) and its raw value.
+
+    Raises SettingsError when both names are set to different values, since neither can be chosen
+    without guessing what was meant.
+    """
     value = env.get(name)
+    if old is None:
+        return name, value
+    previous = env.get(old)
+    if previous is None or previous == "":
+        return name, value
+    if value is not None and value != "":
+        if value.strip() != previous.strip():
+            raise SettingsError(
+                f"{name}={value!r} and {old}={previous!r}: both are set and differ;"
+                f" {old} is the old name of {name}, set only {name}"
+            )
+        return name, value
+    if old not in _warned_old_names:
+        _warned_old_names.add(old)
+        logger.warning("%s is the old name of %s and stops working in the next release; set %s", old, name, name)
+    return old, previous
+
+
+def env_str(env: Mapping[str, str], name: str, default: str, *, old: str | None = None) -> str:
+    _, value = env_given(env, name, old)
     return default if value is None or value == "" else value
 
 
-def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int | None = None) -> int:
-    raw = env.get(name)
+def env_int(
+    env: Mapping[str, str],
+    name: str,
+    default: int,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    old: str | None = None,
+) -> int:
+    given, raw = env_given(env, name, old)
     if raw is None or raw == "":
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise SettingsError(f"{name}={raw!r}: expected a whole number") from None
+        raise SettingsError(f"{given}={raw!r}: expected a whole number") from None
     if minimum is not None and value < minimum:
-        raise SettingsError(f"{name}={raw!r}: must be at least {minimum}")
+        raise SettingsError(f"{given}={raw!r}: must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise SettingsError(f"{given}={raw!r}: must be at most {maximum}")
     return value
 
 
-def env_float(env: Mapping[str, str], name: str, default: float, *, minimum: float | None = None) -> float:
-    raw = env.get(name)
+def env_float(
+    env: Mapping[str, str], name: str, default: float, *, minimum: float | None = None, old: str | None = None
+) -> float:
+    given, raw = env_given(env, name, old)
     if raw is None or raw == "":
         return default
     try:
         value = float(raw)
     except ValueError:
-        raise SettingsError(f"{name}={raw!r}: expected a number") from None
+        raise SettingsError(f"{given}={raw!r}: expected a number") from None
     if minimum is not None and value < minimum:
-        raise SettingsError(f"{name}={raw!r}: must be at least {minimum}")
+        raise SettingsError(f"{given}={raw!r}: must be at least {minimum}")
     return value
 
 
-def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
-    raw = env.get(name)
+def env_bool(env: Mapping[str, str], name: str, default: bool, *, old: str | None = None) -> bool:
+    given, raw = env_given(env, name, old)
     if raw is None or raw == "":
         return default
     lowered = raw.strip().lower()
@@ -73,21 +119,26 @@ def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
         return True
     if lowered in {"0", "false", "no", "off"}:
         return False
-    raise SettingsError(f"{name}={raw!r}: expected true or false")
+    raise SettingsError(f"{given}={raw!r}: expected true or false")
 
 
-def env_list(env: Mapping[str, str], name: str, default: tuple[str, ...] = ()) -> tuple[str, ...]:
+def env_list(
+    env: Mapping[str, str], name: str, default: tuple[str, ...] = (), *, old: str | None = None
+) -> tuple[str, ...]:
     """A comma-separated list; blanks are dropped."""
-    raw = env.get(name)
+    _, raw = env_given(env, name, old)
     if raw is None:
         return default
     return tuple(item.strip() for item in raw.split(",") if item.strip())
 
 
-def env_choice(env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...]) -> str:
-    value = env_str(env, name, default)
+def env_choice(
+    env: Mapping[str, str], name: str, default: str, choices: tuple[str, ...], *, old: str | None = None
+) -> str:
+    given, raw = env_given(env, name, old)
+    value = default if raw is None or raw == "" else raw
     if value not in choices:
-        raise SettingsError(f"{name}={value!r}: expected one of {', '.join(choices)}")
+        raise SettingsError(f"{given}={value!r}: expected one of {', '.join(choices)}")
     return value
 
 
@@ -119,7 +170,7 @@ class DatabaseSettings:
     statement_timeout_ms: int = 5000
     """DATABASE_STATEMENT_TIMEOUT_MS: server-side limit for one statement, in milliseconds."""
     connect_timeout_seconds: float = 5.0
-    """DATABASE_CONNECT_TIMEOUT: seconds to wait for a connection from the pool or the server."""
+    """DATABASE_CONNECT_TIMEOUT_SECONDS: seconds to wait for a connection from the pool or the server."""
 
     @classmethod
     def from_env(
@@ -130,82 +181,9 @@ class DatabaseSettings:
             pool_min=env_int(env, "DATABASE_POOL_MIN", 1, minimum=0),
             pool_max=env_int(env, "DATABASE_POOL_MAX", pool_max, minimum=1),
             statement_timeout_ms=env_int(env, "DATABASE_STATEMENT_TIMEOUT_MS", statement_timeout_ms, minimum=1),
-            connect_timeout_seconds=env_float(env, "DATABASE_CONNECT_TIMEOUT", 5.0, minimum=0.1),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class GrpcLimits:
-    """What the gRPC port allows a client: HTTP/2 streams, calls in progress, connection lifetimes.
-
-    The stream limit is announced in SETTINGS; streams a client opens and resets at once (rapid
-    reset) still count until gRPC core has dropped them, and calls beyond the in-progress limit are
-    answered RESOURCE_EXHAUSTED before any handler runs, so neither grows the process without bound.
-    """
-
-    max_concurrent_streams: int = 100
-    """GRPC_MAX_CONCURRENT_STREAMS: streams one connection may have open at once."""
-    max_concurrent_rpcs: int = 200
-    """GRPC_MAX_CONCURRENT_RPCS: calls the whole server runs at once; more are RESOURCE_EXHAUSTED."""
-    max_connection_idle_seconds: int = 300
-    """GRPC_MAX_CONNECTION_IDLE: a connection without calls for this long is closed (GOAWAY)."""
-    max_connection_age_seconds: int = 1800
-    """GRPC_MAX_CONNECTION_AGE: a connection is asked to go away after this long (calls get SHUTDOWN_GRACE)."""
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> GrpcLimits:
-        default = cls()
-        return cls(
-            max_concurrent_streams=env_int(
-                env, "GRPC_MAX_CONCURRENT_STREAMS", default.max_concurrent_streams, minimum=1
+            connect_timeout_seconds=env_float(
+                env, "DATABASE_CONNECT_TIMEOUT_SECONDS", 5.0, minimum=0.1, old="DATABASE_CONNECT_TIMEOUT"
             ),
-            max_concurrent_rpcs=env_int(env, "GRPC_MAX_CONCURRENT_RPCS", default.max_concurrent_rpcs, minimum=1),
-            max_connection_idle_seconds=env_int(
-                env, "GRPC_MAX_CONNECTION_IDLE", default.max_connection_idle_seconds, minimum=1
-            ),
-            max_connection_age_seconds=env_int(
-                env, "GRPC_MAX_CONNECTION_AGE", default.max_connection_age_seconds, minimum=1
-            ),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class HttpSettings:
-    """Where an API listens: Connect, health and metrics on one port, gRPC on another."""
-
-    host: str
-    """BIND_HOST: address both ports bind to; loopback by default."""
-    http_port: int
-    """HTTP_PORT: Connect (HTTP/1.1), /livez, /readyz, /metrics."""
-    grpc_port: int
-    """GRPC_PORT: gRPC (HTTP/2) with reflection and grpc.health.v1."""
-    origins: tuple[str, ...]
-    """Browser origins CORS allows (CONSOLE_ORIGINS or DCIM_ORIGINS)."""
-    shutdown_grace_seconds: float = 5.0
-    """SHUTDOWN_GRACE: seconds in-flight calls get after SIGTERM."""
-    limits: HttpLimits = field(default_factory=HttpLimits)
-    """HTTP_HEAD_TIMEOUT, HTTP_BODY_TIMEOUT, HTTP_IDLE_TIMEOUT, HTTP_MAX_CONNECTIONS: what HTTP allows a client."""
-    grpc_limits: GrpcLimits = field(default_factory=GrpcLimits)
-    """GRPC_MAX_CONCURRENT_STREAMS, GRPC_MAX_CONCURRENT_RPCS, GRPC_MAX_CONNECTION_IDLE, GRPC_MAX_CONNECTION_AGE."""
-
-    @classmethod
-    def from_env(
-        cls, env: Mapping[str, str], *, http_port: int, grpc_port: int, origins_var: str, origins: tuple[str, ...]
-    ) -> HttpSettings:
-        http = HttpLimits()
-        return cls(
-            host=env_str(env, "BIND_HOST", "127.0.0.1"),
-            http_port=env_int(env, "HTTP_PORT", http_port, minimum=0),
-            grpc_port=env_int(env, "GRPC_PORT", grpc_port, minimum=0),
-            origins=env_list(env, origins_var, origins),
-            shutdown_grace_seconds=env_float(env, "SHUTDOWN_GRACE", 5.0, minimum=0),
-            limits=HttpLimits(
-                head_timeout_seconds=env_float(env, "HTTP_HEAD_TIMEOUT", http.head_timeout_seconds, minimum=0.1),
-                body_timeout_seconds=env_float(env, "HTTP_BODY_TIMEOUT", http.body_timeout_seconds, minimum=0.1),
-                idle_timeout_seconds=env_int(env, "HTTP_IDLE_TIMEOUT", http.idle_timeout_seconds, minimum=1),
-                max_connections=env_int(env, "HTTP_MAX_CONNECTIONS", http.max_connections, minimum=2),
-            ),
-            grpc_limits=GrpcLimits.from_env(env),
         )
 
 

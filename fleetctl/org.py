@@ -1,6 +1,6 @@
 """`fleet org list NAME` / `fleet org unlist NAME`: an operator lists an organization publicly or not.
 
-FUN-23 leaves `organizations.listed_publicly` to a platform operator, set when an organization asks.
+The requirements leave `organizations.listed_publicly` to a platform operator, set when an organization asks.
 This command is that operator's one way to set it: it takes a required `--reason`, records who
 (the OS user, or `--by`), when and why in the append-only `tenant.organization_listing_changes`
 in the same transaction as the flag, and the staff API shows the record (`GetOrganization`). The

@@ -7,7 +7,7 @@
 The pages are plain files under `web/`. What differs per environment is only where the APIs are, so
 each app answers `/config.js` itself: `window.FLEET_CONFIG = {platformApiUrl, adminApiUrl}`. An empty
 `platformApiUrl` is the console's convention for "this environment runs no platform-public-api"
-(as FUN-23 allows): the page then says the overview is unavailable and calls nothing.
+(as the requirements allow): the page then says the overview is unavailable and calls nothing.
 
 Each page is served with a Content-Security-Policy that allows scripts and styles from its own origin
 only and network calls to its own origin and its API's, so even a string from the API that slipped past

@@ -11,10 +11,8 @@ environment.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Mapping
@@ -24,12 +22,13 @@ from common import eventloop
 from common.eventloop import EVENT_LOOPS, event_loop_from_env
 from common.garbage_collection import gc_threshold_from_env, set_gc_threshold
 from common.settings import SettingsError, env_float, env_int, env_str
+from common.signals import stop_event
 from sim.api.simulator import SimSettings
 from sim.runner import SimServer
 from sim.world.fleets import FLEET_NAMES, fleet_of_organizations, huge_fleet, named_fleet
 from sim.world.generate import DEFAULT_PROFILE
 
-logger = logging.getLogger("sim.main")
+logger = logging.getLogger(__name__)
 
 # Below the kernel's ephemeral range, like every fixed port of ours (tests/fleetctl/test_demo_ports.py).
 DEFAULT_PORT = 15443
@@ -94,10 +93,7 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
 
 
 async def serve(server: SimServer, *, hostile: bool = False) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_event()
     await server.start()
     print(f"fleet-sim: {server.url} ({len(server.sim.world.shoots)} shoots)", flush=True)  # noqa: T201
     print(f"garden kubeconfig: {server.garden_kubeconfig_path}", flush=True)  # noqa: T201

@@ -62,7 +62,7 @@ SHOOT_FAULTS: tuple[tuple[tuple[str, str, float], ...], ...] = (
     (
         ("reset", "pods", 0),
         ("malformed", "nodes", 0),
-        ("latency", "namespaces", 45),  # past INVENTORY_TIMEOUT (30 s): the cluster times out
+        ("latency", "namespaces", 45),  # past INVENTORY_TIMEOUT_SECONDS (30 s): the cluster times out
         ("401", "nodes", 0),
         ("500", "namespaces", 0),
         ("truncated", "nodes", 0),

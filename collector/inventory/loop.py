@@ -5,7 +5,7 @@
             read the cluster (ClusterReader) ─> ONE transaction: snapshots + ledger ─┘
             on failure: record last_error on its own (up to 10 s more), keep the old numbers
 
-Each cluster is bounded by INVENTORY_TIMEOUT for reading and storing together (`asyncio.timeout`
+Each cluster is bounded by INVENTORY_TIMEOUT_SECONDS for reading and storing together (`asyncio.timeout`
 cancels the read, which closes its connections, or the store, which rolls back). A failure is
 recorded and never stops the round; one slow cluster holds only its own worker. The heartbeat is
 written each time a round is queued, not when it ends, with the interval, so the staff view can call
@@ -33,11 +33,12 @@ from collector.inventory import history_store, metrics, store
 from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
 from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
 from collector.inventory.sources import NOT_VISIBLE, OVER_CAP, Unlisted
-from collector.kube.errors import KubeError, truncate
+from collector.kube.errors import KubeError
 from collector.settings import LIVENESS_INTERVALS, InventorySettings, Shard
 from common.clock import Clock, utc_now
 from common.database import CheckUnlessRecent
 from common.health import Liveness
+from common.text import truncate
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ class InventoryLoop:
         self.first_round_done = asyncio.Event()
         """Set once a round was queued and finished; /readyz waits for it."""
         # Beats when a round starts, per cluster collected and when a round ends; a round's gaps are
-        # bounded by INVENTORY_TIMEOUT, the waits between rounds by the interval.
+        # bounded by INVENTORY_TIMEOUT_SECONDS, the waits between rounds by the interval.
         self.liveness = Liveness(
             LIVENESS_INTERVALS * settings.interval_seconds + settings.timeout_seconds + settings.failure_grace_seconds
         )
@@ -179,7 +180,7 @@ class InventoryLoop:
         return summary
 
     async def collect(self, cluster: ClusterRow) -> ClusterResult:
-        """Read and store one cluster within INVENTORY_TIMEOUT; on failure record why. Never raises."""
+        """Read and store one cluster within INVENTORY_TIMEOUT_SECONDS; on failure record why. Never raises."""
         started = time.perf_counter()
         context = {"cluster_id": str(cluster.id), "cluster": str(cluster)}
         phase = "reading"
@@ -192,7 +193,9 @@ class InventoryLoop:
         except TimeoutError:
             # A Prometheus source's timeout names the Prometheus, as its other failures do.
             where = " the shoot's Prometheus" if phase == "reading" and self._settings.source == "prometheus" else ""
-            error = f"timed out after {self._settings.timeout_seconds:g} s (INVENTORY_TIMEOUT) while {phase}{where}"
+            error = (
+                f"timed out after {self._settings.timeout_seconds:g} s (INVENTORY_TIMEOUT_SECONDS) while {phase}{where}"
+            )
             return await self._failed(cluster, started, "timeout", error, context)
         except KubeError as e:
             return await self._failed(cluster, started, e.reason, f"{phase} the shoot: {e}", context)
@@ -232,7 +235,7 @@ class InventoryLoop:
         The worker's pool lends a connection that came back within a second without checking it
         (common/database.py, `CheckUnlessRecent`). If its backend ended meanwhile (a restart, a
         failover), this store finds it: every connection is then checked at its next checkout, and
-        the store goes out once more within the same INVENTORY_TIMEOUT. Any other failure, a checked
+        the store goes out once more within the same INVENTORY_TIMEOUT_SECONDS. Any other failure, a checked
         connection that broke included, is the cluster's. Should the connection have died after the
         server committed, the second write finds its rows in place and changes nothing (every write
         is an upsert or inserts what is missing); only the ledger's change counters miss that write.
@@ -270,7 +273,7 @@ class InventoryLoop:
         recorded = False
         message = truncate(error, 500)
         try:
-            # Recording the failure has a budget of its own on top of INVENTORY_TIMEOUT.
+            # Recording the failure has a budget of its own on top of INVENTORY_TIMEOUT_SECONDS.
             async with (
                 asyncio.timeout(self._settings.failure_grace_seconds),
                 self._pool.connection() as conn,

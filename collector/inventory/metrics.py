@@ -28,12 +28,13 @@ ROUND_LAG = Gauge(
     "How late the last round started against its schedule (a round that overran delays the next).",
 )
 ROUNDS_OVERRUN = Counter(
-    "fleet_inventory_rounds_overrun", "Rounds that took longer than INVENTORY_INTERVAL (the next one starts late)."
+    "fleet_inventory_rounds_overrun",
+    "Rounds that took longer than INVENTORY_INTERVAL_SECONDS (the next one starts late).",
 )
 ROUND_CLUSTERS = Gauge("fleet_inventory_round_clusters", "Clusters queued in the last round.")
 LAST_ROUND = Gauge("fleet_inventory_last_round_timestamp_seconds", "Unix time the last round was queued.")
 # The alert "the inventory loop is late" divides the last round's age by this, so it holds for any interval.
-INTERVAL = Gauge("fleet_inventory_interval_seconds", "INVENTORY_INTERVAL the loop runs with (start to start).")
+INTERVAL = Gauge("fleet_inventory_interval_seconds", "INVENTORY_INTERVAL_SECONDS the loop runs with (start to start).")
 STORES_RETRIED = Counter(
     "fleet_inventory_stores_retried",
     "Cluster stores sent again because their pooled connection turned out to be dead.",

@@ -49,7 +49,7 @@ from collector.kube.client import METADATA_LIST, KubeClient
 from collector.kube.errors import BadResponse, KubeError, TooLarge
 from collector.kube.objects import KubeObject
 from collector.kube.quantity import millis, whole
-from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
+from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL, parse_id_label
 
 logger = logging.getLogger(__name__)
 
@@ -129,9 +129,8 @@ def namespace_pods(labels: dict[str, str], pods_by_name: Counter[str]) -> dict[U
     """Pods per Fundament namespace id; namespaces whose label is not a UUID are left out."""
     counts: dict[UUID, int] = {}
     for name, label in labels.items():
-        try:
-            namespace_id = UUID(label)
-        except ValueError:
+        namespace_id = parse_id_label(label)
+        if namespace_id is None:
             continue
         counts[namespace_id] = counts.get(namespace_id, 0) + pods_by_name.get(name, 0)
     return counts

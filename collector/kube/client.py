@@ -12,7 +12,7 @@ from the watch cache and are parsed as they stream'). What leaves here is plain 
 TypedDicts (kube/objects.py), or a `KubeError` (kube/errors.py).
 
 Why asyncio rather than the sync client in threads: the collector bounds each cluster with
-INVENTORY_TIMEOUT. Cancelling an awaited aiohttp request closes its connection at once, so a hung
+INVENTORY_TIMEOUT_SECONDS. Cancelling an awaited aiohttp request closes its connection at once, so a hung
 shoot really frees its worker; a thread blocked in urllib3 cannot be cancelled and keeps its slot
 until its socket timeout, so a few hung shoots could starve a thread pool. Many idle-waiting
 requests (64 workers over 2,000 shoots) cost coroutines, not threads. Parsing holds the GIL either
@@ -59,12 +59,12 @@ from collector.kube.errors import (
     Timeout,
     TooLarge,
     status_error_class,
-    truncate,
 )
 from collector.kube.guards import JSON, refuse_redirects, require_https, require_json, require_size, too_large
 from collector.kube.limits import CREDENTIAL_ANSWER_BYTES, DEFAULT_LIMITS, ResponseLimits
 from collector.kube.liststream import DEFAULT_BATCH_BYTES, Items, ItemTooLarge, ListSplitter, MalformedList
 from collector.kube.objects import ListMeta
+from common.text import truncate
 
 # Metadata-only lists (PartialObjectMetadataList: each object's metadata, nothing else), with plain JSON as
 # the fallback a server that cannot send them answers with.

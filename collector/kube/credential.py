@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from collector.kube.errors import BadResponse
+from common.text import truncate
 
 # libyaml's safe loader when present: a kubeconfig is parsed at every credential mint.
 _YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -74,11 +75,13 @@ def credential_from_kubeconfig(text: str | bytes, *, expires: datetime | None) -
     cert = _b64(user.get("client-certificate-data"), "client-certificate-data")
     key = _b64(user.get("client-key-data"), "client-key-data")
     if not isinstance(cluster.get("server"), str) or not server.lower().startswith("https://"):
-        raise BadResponse(f"the kubeconfig's server {server[:80]!r} is not https; refusing to send it a credential")
+        raise BadResponse(
+            f"the kubeconfig's server {truncate(server, 80)!r} is not https; refusing to send it a credential"
+        )
     insecure = cluster.get("insecure-skip-tls-verify", False)
     if not isinstance(insecure, bool):
         raise BadResponse(
-            f"the kubeconfig's insecure-skip-tls-verify is {type(insecure).__name__} {str(insecure)[:20]!r},"
+            f"the kubeconfig's insecure-skip-tls-verify is {type(insecure).__name__} {truncate(str(insecure), 20)!r},"
             " not a boolean; refused"
         )
     token = user.get("token")

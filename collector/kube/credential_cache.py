@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 class CredentialCache:
     """One credential per cluster, reused until `renew_before` ahead of its expiry.
 
-    `renew_before` must cover one whole collection (INVENTORY_TIMEOUT plus a margin), so a
+    `renew_before` must cover one whole collection (INVENTORY_TIMEOUT_SECONDS plus a margin), so a
     credential never expires half-way. A 401 from a shoot means the cached credential is no good
     (revoked, rotated CA): the caller `drop`s it and asks again, once.
     """

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-MESSAGE_LIMIT = 200
-
 
 class KubeError(Exception):
     """Talking to a Kubernetes API server failed; the message says what and where, briefly."""
@@ -79,9 +77,3 @@ _BY_STATUS: dict[int, type[KubeError]] = {401: Unauthorized, 403: Forbidden, 404
 def status_error_class(status: int) -> type[KubeError]:
     """The KubeError for an HTTP status that is no success."""
     return _BY_STATUS.get(status, ServerError)
-
-
-def truncate(text: str, limit: int = MESSAGE_LIMIT) -> str:
-    """One line of at most `limit` characters: foreign messages never flood a log or a column."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"

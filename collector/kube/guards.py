@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable
 
 import aiohttp
 
-from collector.kube.errors import BadResponse, ConnectionFailed, TooLarge, truncate
+from collector.kube.errors import BadResponse, ConnectionFailed, TooLarge
 from collector.kube.limits import describe_bytes
+from common.text import truncate
 
 JSON = "application/json"
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})

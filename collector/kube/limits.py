@@ -2,7 +2,7 @@
 
 A tenant controls what its cluster's API server answers, so every body the collector reads is
 bounded in bytes, whatever the server sends; time is bounded by the request timeout and the
-cluster's INVENTORY_TIMEOUT. The defaults are sized from Kubernetes' own limits:
+cluster's INVENTORY_TIMEOUT_SECONDS. The defaults are sized from Kubernetes' own limits:
 
 - one object is at most about 1.5 MiB in etcd (its default request size limit); its JSON form can be
   larger than the stored form, so an item of a list may be twice that (`max_item_bytes`);

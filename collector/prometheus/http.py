@@ -29,11 +29,11 @@ from collector.kube.errors import (
     KubeError,
     Timeout,
     status_error_class,
-    truncate,
 )
 from collector.kube.guards import JSON, refuse_redirects, require_https, require_json, require_size, too_large
 from collector.kube.limits import DEFAULT_LIMITS, ResponseLimits
 from collector.prometheus.target import MonitoringTarget
+from common.text import truncate
 
 _CHUNK = 1 << 16
 _ERROR_BODY_LIMIT = 64 << 10

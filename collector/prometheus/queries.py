@@ -29,25 +29,17 @@ instead of storing zeros.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from uuid import UUID
 
 from collector.kube.errors import BadResponse, TooLarge
-from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
+from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL, exported_label, parse_id_label
+from common.text import truncate
 
 # More series in one answer than any real cluster has pools, resources or namespaces (Kubernetes
 # is tested up to 10,000 namespaces): refused.
 MAX_SERIES = 20_000
-
-_INVALID = re.compile(r"[^a-zA-Z0-9_]")
-
-
-def exported_label(kubernetes_label: str) -> str:
-    """The name kube-state-metrics gives an allow-listed Kubernetes label on its `kube_*_labels` series."""
-    return "label_" + _INVALID.sub("_", kubernetes_label)
-
 
 POOL_SERIES_LABEL = exported_label(POOL_LABEL)
 NAMESPACE_ID_SERIES_LABEL = exported_label(NAMESPACE_ID_LABEL)
@@ -91,7 +83,7 @@ class ClusterMetrics:
 def vector(answer: Mapping[str, object], what: str) -> list[Sample]:
     """The samples of an instant-vector answer. Raises BadResponse or TooLarge."""
     if answer.get("status") != "success":
-        raise BadResponse(f"{what}: status is {truncate_repr(answer.get('status'))}, not success")
+        raise BadResponse(f"{what}: status is {truncate(repr(answer.get('status')), 40)}, not success")
     data = answer.get("data")
     if not isinstance(data, Mapping) or data.get("resultType") != "vector":
         raise BadResponse(f"{what}: the answer is not an instant vector")
@@ -111,16 +103,11 @@ def vector(answer: Mapping[str, object], what: str) -> list[Sample]:
         try:
             number = float(value[1])
         except ValueError:
-            raise BadResponse(f"{what}: sample value {truncate_repr(value[1])} is not a number") from None
+            raise BadResponse(f"{what}: sample value {truncate(repr(value[1]), 40)} is not a number") from None
         if not math.isfinite(number) or number < 0:
             raise BadResponse(f"{what}: sample value {value[1]!r} is not a finite count")
         samples.append(Sample(metric, number))
     return samples
-
-
-def truncate_repr(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def whole(value: float, what: str) -> int:
@@ -159,11 +146,10 @@ def cluster_metrics(samples: Mapping[str, list[Sample]], what: str) -> ClusterMe
         )
     exported = any(s.labels.get(NAMESPACE_ID_SERIES_LABEL) for s in namespaces)
     for sample in namespaces:
-        raw = sample.labels.get(NAMESPACE_ID_SERIES_LABEL, "")
-        try:
-            ids[sample.labels.get("namespace", "")] = UUID(raw)
-        except ValueError:
-            continue  # not a tenant namespace (or a label that is no id): as the API-server source
+        # No id: not a tenant namespace (or a label that is no id), as for the API-server source.
+        namespace_id = parse_id_label(sample.labels.get(NAMESPACE_ID_SERIES_LABEL))
+        if namespace_id is not None:
+            ids[sample.labels.get("namespace", "")] = namespace_id
     pods_by_name: dict[str, int] = {}
     pods = 0
     for sample in samples["namespace_pods"]:

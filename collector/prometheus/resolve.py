@@ -1,6 +1,6 @@
 """Which Prometheus to ask for a cluster: its monitoring secret, read from the garden and cached.
 
-Each cluster's target is read once and kept for `ttl_seconds` (PROMETHEUS_RESOLVE_TTL), one read
+Each cluster's target is read once and kept for `ttl_seconds` (PROMETHEUS_RESOLVE_TTL_SECONDS), one read
 at a time per cluster (a single flight: callers that arrive while it is read wait for it and share
 the answer), so a round costs the garden a secret read per cluster only when the cache ran out. A
 401 from the Prometheus means the credentials were rotated: the caller `drop`s the entry and

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from collector.kube.errors import BadResponse, NotFound, truncate
+from collector.kube.errors import BadResponse, NotFound
+from common.text import truncate
 
 PROMETHEUS_URL_ANNOTATION = "prometheus-url"
 USERNAME_KEY = "username"

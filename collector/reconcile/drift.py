@@ -101,7 +101,7 @@ def shoots_of_deleted_clusters(world: Observed) -> Iterator[Finding]:
     it gone. A shoot listed during that normal window is no disagreement. It is one once the
     deletion was confirmed (`shoot_status = deleted`), has failed (`sync_status = failed`), was
     never handed to the provisioning side at all (no sync state), or has been under way for longer
-    than the pass's bound (`Observed.deletion_timeout`, RECONCILE_DELETION_TIMEOUT): a deletion
+    than the pass's bound (`Observed.deletion_timeout`, RECONCILE_DELETION_TIMEOUT_SECONDS): a deletion
     that never finishes is reported instead of being excused forever.
     """
     for shoot, cluster in world.with_clusters:
@@ -231,7 +231,7 @@ def unlabeled_shoots(world: Observed) -> Iterator[Finding]:
 
     Fundament's provisioning side labels every shoot it creates, so such a shoot was made by hand or
     by another tool, in a project Fundament owns: nothing maps it to a cluster, so no other rule and
-    no inventory round ever sees it (FUN-23's blind spot). Shoots outside those projects are not
+    no inventory round ever sees it (a blind spot of the inventory). Shoots outside those projects are not
     Fundament's business and are left alone.
     """
     for shoot in world.unlabeled:

@@ -24,7 +24,7 @@ OPEN_FINDINGS = Gauge("fleet_reconcile_open_findings", "Open drift findings, by 
 FINDINGS_OPENED = Counter("fleet_reconcile_findings_opened", "Drift findings opened, by kind.", ["kind"])
 FINDINGS_RESOLVED = Counter("fleet_reconcile_findings_resolved", "Drift findings resolved, by kind.", ["kind"])
 # The alert "reconcile is late" divides the last pass's age by this, so it holds for any interval.
-INTERVAL = Gauge("fleet_reconcile_interval_seconds", "RECONCILE_INTERVAL the loop runs with (start to start).")
+INTERVAL = Gauge("fleet_reconcile_interval_seconds", "RECONCILE_INTERVAL_SECONDS the loop runs with (start to start).")
 LAST_COMPLETED = Gauge(
     "fleet_reconcile_last_completed_timestamp_seconds", "Unix time the last reconcile pass was stored."
 )

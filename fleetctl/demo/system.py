@@ -181,7 +181,7 @@ class Demo:
             {
                 **worker,
                 "WORKER_MODE": "inventory",
-                "INVENTORY_INTERVAL": str(self.timings.inventory_interval_seconds),
+                "INVENTORY_INTERVAL_SECONDS": str(self.timings.inventory_interval_seconds),
                 "HEALTH_PORT": str(p.inventory_health),
             },
         )
@@ -191,7 +191,7 @@ class Demo:
             {
                 **worker,
                 "WORKER_MODE": "reconcile",
-                "RECONCILE_INTERVAL": str(self.timings.reconcile_interval_seconds),
+                "RECONCILE_INTERVAL_SECONDS": str(self.timings.reconcile_interval_seconds),
                 "HEALTH_PORT": str(p.reconcile_health),
             },
         )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import yaml
 
 from common.settings import SettingsError, env_float, env_str
+from common.signals import stop_event
 from fleetctl.db import LOCAL_ADMIN_DSN, PROJECT_DIR
 from fleetctl.status_poller.poller import StatusPoller
 
@@ -45,11 +45,7 @@ def _settings(args: argparse.Namespace) -> tuple[str, Path, float]:
 
 
 async def _run(poller: StatusPoller) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await poller.run(stop)
+    await poller.run(stop_event())
 
 
 def _cmd_status_poller(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from common.text import truncate
 from services.common.errors import Unavailable
 
 logger = logging.getLogger(__name__)
@@ -169,7 +170,7 @@ class SingleFlightCache(Generic[T]):
         else:
             logger.warning(
                 "shared read failed",
-                extra={"cause": type(error).__name__, "error": str(error)[:300]},
+                extra={"cause": type(error).__name__, "error": truncate(str(error), 300)},
                 exc_info=error if logger.isEnabledFor(logging.DEBUG) else None,
             )
 

@@ -14,6 +14,7 @@ from psycopg_pool import AsyncConnectionPool
 from common.database import SCHEMA_VERSION, require_schema
 from common.errors import SchemaTooOld
 from common.health import Readiness
+from common.text import truncate
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +26,9 @@ async def check_schema_at_start(pool: AsyncConnectionPool, needed: int = SCHEMA_
     except SchemaTooOld:
         raise
     except Exception as e:  # unreachable or refusing: serve anyway, /readyz says "not ready" until it answers
-        logger.warning("database not reachable at start", extra={"cause": type(e).__name__, "error": str(e)[:300]})
+        logger.warning(
+            "database not reachable at start", extra={"cause": type(e).__name__, "error": truncate(str(e), 300)}
+        )
         return
     logger.info("database schema checked", extra={"schema_version": version})
 

@@ -1,7 +1,7 @@
 """Entry point of `platform-admin-api`: the staff fleet view (fleet.v1) on Connect and gRPC.
 
 The only module of the service that reads the environment (through `api_main`, which also sets up
-logging and stops gracefully on SIGTERM or SIGINT, in-flight calls getting SHUTDOWN_GRACE seconds).
+logging and stops gracefully on SIGTERM or SIGINT, in-flight calls getting SHUTDOWN_GRACE_SECONDS).
 Exit codes: 0 after a clean stop, 1 when the database schema is older than this release needs, 2 for
 a bad configuration.
 """
@@ -24,10 +24,10 @@ environment:
   DCIM_ORIGINS      comma-separated DCIM origins CORS allows, with credentials (default: none)
   LOG_LEVEL         debug, info, warning, error (default info)
   LOG_FORMAT        json or text (default json; --log-text forces text)
-  SHUTDOWN_GRACE    seconds in-flight calls get after SIGTERM (default 5)
+  SHUTDOWN_GRACE_SECONDS  seconds in-flight calls get after SIGTERM (default 5)
   JWT_LEEWAY_SECONDS, SUMMARY_CACHE_SECONDS, SUMMARY_READ_TIMEOUT_SECONDS,
-  DATABASE_POOL_MIN, DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT
-the README's configuration table describes each.
+  DATABASE_POOL_MIN, DATABASE_POOL_MAX, DATABASE_STATEMENT_TIMEOUT_MS, DATABASE_CONNECT_TIMEOUT_SECONDS
+docs/configuration.md describes each, and the old names still accepted for one release.
 """
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from common.settings import (
     DatabaseSettings,
-    HttpSettings,
     LogSettings,
     SettingsError,
     env_float,
@@ -21,6 +20,7 @@ from common.settings import (
     env_secret,
 )
 from services.common.auth import DEFAULT_LEEWAY_SECONDS, MIN_SECRET_BYTES, DcimTokenRules
+from services.common.settings import HttpSettings
 
 ROLE = "fun_platform_admin_api"
 HTTP_PORT = 8081

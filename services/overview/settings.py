@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from common.settings import DatabaseSettings, HttpSettings, LogSettings, SettingsError, env_float, env_int, env_str
+from common.settings import DatabaseSettings, LogSettings, SettingsError, env_float, env_given, env_int, env_str
+from services.common.settings import HttpSettings
 
 ROLE = "fun_platform_public_api"
 APPLICATION_NAME = "platform-public-api"
@@ -26,19 +27,20 @@ class CacheSettings:
     """How the one shared answer is kept and read."""
 
     ttl_seconds: int = MAX_CACHE_TTL_SECONDS
-    """CACHE_TTL: whole seconds one answer is served (and the largest max-age sent); 1 to 60, default 60."""
+    """CACHE_TTL_SECONDS: whole seconds one answer is served (and the largest max-age sent); 1 to 60, default 60."""
     read_timeout_seconds: float = 3.0
-    """READ_TIMEOUT: seconds the shared database read may take, whoever waits for it; default 3."""
+    """READ_TIMEOUT_SECONDS: seconds the shared database read may take, whoever waits for it; default 3."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> CacheSettings:
-        ttl = env_int(env, "CACHE_TTL", MAX_CACHE_TTL_SECONDS, minimum=1)
+        ttl = env_int(env, "CACHE_TTL_SECONDS", MAX_CACHE_TTL_SECONDS, minimum=1, old="CACHE_TTL")
         if ttl > MAX_CACHE_TTL_SECONDS:
+            given, raw = env_given(env, "CACHE_TTL_SECONDS", old="CACHE_TTL")
             raise SettingsError(
-                f"CACHE_TTL={env.get('CACHE_TTL')!r}: must be at most {MAX_CACHE_TTL_SECONDS},"
-                " no copy may be older than a minute"
+                f"{given}={raw!r}: must be at most {MAX_CACHE_TTL_SECONDS}, no copy may be older than a minute"
             )
-        return cls(ttl_seconds=ttl, read_timeout_seconds=env_float(env, "READ_TIMEOUT", 3.0, minimum=0.05))
+        read_timeout = env_float(env, "READ_TIMEOUT_SECONDS", 3.0, minimum=0.05, old="READ_TIMEOUT")
+        return cls(ttl_seconds=ttl, read_timeout_seconds=read_timeout)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import httpx
 
+from common.text import truncate
 from sim.control.statedir import SimState
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -73,7 +74,8 @@ class ControlClient:
         if response.status_code != 200:
             message = body.get("error") if isinstance(body, dict) else None
             raise ControlError(
-                f"{method} /_sim/{path}: {response.status_code} {message or response.text[:200]}", response.status_code
+                f"{method} /_sim/{path}: {response.status_code} {message or truncate(response.text)}",
+                response.status_code,
             )
         return body
 

@@ -136,7 +136,7 @@ def hostile_env(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -
         sim_database,
         tmp_path,
         INVENTORY_WORKERS="4",
-        INVENTORY_TIMEOUT="10",
+        INVENTORY_TIMEOUT_SECONDS="10",
         INVENTORY_LEDGER_MAX_PER_TYPE=str(LEDGER_CAP),
     )
 

@@ -23,9 +23,10 @@ from cryptography.x509.oid import NameOID
 
 from collector.kube.client import KubeClient, garden_client, shoot_client
 from collector.kube.credential import Credential, credential_from_kubeconfig
-from collector.kube.errors import MESSAGE_LIMIT, BadResponse, ConnectionFailed, Gone, NotFound, ServerError
+from collector.kube.errors import BadResponse, ConnectionFailed, Gone, NotFound, ServerError
 from collector.kube.garden import RealGardener, credential_from_answer
 from common.labels import CLUSTER_ID_LABEL
+from common.text import MESSAGE_LIMIT
 from sim.api.credentials.tls import generate_tls
 from tests.fixtures.sim import SimUnderTest
 

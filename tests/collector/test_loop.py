@@ -213,9 +213,9 @@ async def test_a_hung_cluster_times_out_alone(
     summary = await loop_over(worker_pool, reader, Clock(), timeout_seconds=0.3, workers=2).run_once()
     by_id = {r.cluster.id: r for r in summary.results}
     assert by_id[hung].reason == "timeout"
-    assert "timed out after 0.3 s (INVENTORY_TIMEOUT) while reading" in (by_id[hung].error or "")
+    assert "timed out after 0.3 s (INVENTORY_TIMEOUT_SECONDS) while reading" in (by_id[hung].error or "")
     assert all(r.ok for cid, r in by_id.items() if cid != hung)
-    assert "INVENTORY_TIMEOUT" in snapshot(database, hung)["last_error"]
+    assert "INVENTORY_TIMEOUT_SECONDS" in snapshot(database, hung)["last_error"]
 
 
 async def test_a_store_that_fails_half_way_writes_nothing(

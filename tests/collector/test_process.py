@@ -99,7 +99,7 @@ def real_worker_env(sim: SimUnderTest, database: TestDatabase, tmp_path: Path, *
         WORKER_MODE="inventory",
         GARDENER_MODE="real",
         GARDENER_KUBECONFIG=str(kubeconfig),
-        INVENTORY_INTERVAL="3600",
+        INVENTORY_INTERVAL_SECONDS="3600",
         HEALTH_PORT="0",
         LOG_LEVEL="info",
     )
@@ -111,7 +111,7 @@ def real_worker_env(sim: SimUnderTest, database: TestDatabase, tmp_path: Path, *
 def worker_env(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> dict[str, str]:
     # A third of the fleet keeps each round short (and runs the sharding of a real process).
     return real_worker_env(
-        sim, sim_database, tmp_path, INVENTORY_WORKERS="2", INVENTORY_SHARD="0/3", INVENTORY_TIMEOUT="20"
+        sim, sim_database, tmp_path, INVENTORY_WORKERS="2", INVENTORY_SHARD="0/3", INVENTORY_TIMEOUT_SECONDS="20"
     )
 
 
@@ -248,7 +248,7 @@ def test_readyz_waits_for_the_first_round_or_pass(
 ) -> None:
     # The garden's shoot list answers after a delay, once: the first round (or pass) cannot finish before.
     sim.control.fault("garden", "latency", resource="shoots", seconds=4, times=1)
-    worker = Worker({**worker_env, "WORKER_MODE": mode, "GARDENER_TIMEOUT": "60"})
+    worker = Worker({**worker_env, "WORKER_MODE": mode, "GARDENER_TIMEOUT_SECONDS": "60"})
     workers.append(worker)
     base = f"http://{worker.wait_for_log('health port listening')['address']}"
     assert probe(base, "/readyz") == (503, "not ready\n")
@@ -262,7 +262,12 @@ def test_livez_fails_while_the_loop_makes_no_progress_and_recovers(
 ) -> None:
     # Passes every second, so three silent seconds are a stall; the first pass's listing hangs for 12.
     sim.control.fault("garden", "latency", resource="shoots", seconds=12, times=1)
-    env = {**worker_env, "WORKER_MODE": "reconcile", "RECONCILE_INTERVAL": "1", "GARDENER_TIMEOUT": "60"}
+    env = {
+        **worker_env,
+        "WORKER_MODE": "reconcile",
+        "RECONCILE_INTERVAL_SECONDS": "1",
+        "GARDENER_TIMEOUT_SECONDS": "60",
+    }
     worker = Worker(env)
     workers.append(worker)
     base = f"http://{worker.wait_for_log('health port listening')['address']}"
@@ -310,7 +315,7 @@ def test_the_worker_on_uvloop_names_every_fault(
     assert len(collectable) >= len(SHOOT_FAULTS), "the test fleet has a shoot for every fault"
     victims = dict(zip(collectable, SHOOT_FAULTS, strict=False))
     keys = {s.cluster_label: s.key for s in sim.shoots(lambda s: s.cluster_label in victims)}
-    env = {**worker_env, "INVENTORY_TIMEOUT": "1.5", "INVENTORY_WORKERS": str(len(victims))}
+    env = {**worker_env, "INVENTORY_TIMEOUT_SECONDS": "1.5", "INVENTORY_WORKERS": str(len(victims))}
     env.pop("EVENT_LOOP", None)
     args = [arg for cid in victims for arg in ("--cluster", cid)]
     try:
@@ -342,10 +347,10 @@ def test_the_worker_on_uvloop_names_every_fault(
         ("INVENTORY_SHARD", "2/2", "INVENTORY_SHARD='2/2'"),
         ("INVENTORY_CREDENTIAL", "root", "INVENTORY_CREDENTIAL='root': expected one of admin, viewer"),
         ("GARDENER_KUBECONFIG", "/no/such/file", "GARDENER_KUBECONFIG='/no/such/file': no such file"),
-        ("INVENTORY_TIMEOUT", "soon", "INVENTORY_TIMEOUT='soon': expected a number"),
+        ("INVENTORY_TIMEOUT_SECONDS", "soon", "INVENTORY_TIMEOUT_SECONDS='soon': expected a number"),
         ("EVENT_LOOP", "tokio", "EVENT_LOOP='tokio': expected one of uvloop, asyncio"),
         ("GC_THRESHOLD", "0", "GC_THRESHOLD='0': must be at least 1"),
-        ("RECONCILE_DELETION_TIMEOUT", "0", "RECONCILE_DELETION_TIMEOUT='0': must be at least 1"),
+        ("RECONCILE_DELETION_TIMEOUT_SECONDS", "0", "RECONCILE_DELETION_TIMEOUT_SECONDS='0': must be at least 1"),
         ("INVENTORY_MAX_ITEM_MIB", "0", "INVENTORY_MAX_ITEM_MIB='0': must be at least 0.0625"),
         ("INVENTORY_MAX_LIST_MIB", "lots", "INVENTORY_MAX_LIST_MIB='lots': expected a number"),
         ("INVENTORY_LEDGER_MAX_PER_TYPE", "0", "INVENTORY_LEDGER_MAX_PER_TYPE='0': must be at least 1"),
@@ -365,9 +370,9 @@ def test_bad_settings_are_named_and_refused(
 
 
 def test_the_deletion_bound_defaults_to_three_reconcile_intervals() -> None:
-    assert Settings.from_env({"RECONCILE_INTERVAL": "20"}).reconcile.deletion_bound_seconds == 60
+    assert Settings.from_env({"RECONCILE_INTERVAL_SECONDS": "20"}).reconcile.deletion_bound_seconds == 60
     assert Settings.from_env({}).reconcile.deletion_bound_seconds == 900
-    given = Settings.from_env({"RECONCILE_INTERVAL": "20", "RECONCILE_DELETION_TIMEOUT": "3600"})
+    given = Settings.from_env({"RECONCILE_INTERVAL_SECONDS": "20", "RECONCILE_DELETION_TIMEOUT_SECONDS": "3600"})
     assert given.reconcile.deletion_bound_seconds == 3600
 
 

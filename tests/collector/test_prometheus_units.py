@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from collector.kube.errors import BadResponse, TooLarge
-from collector.prometheus.queries import MAX_SERIES, exported_label, vector
+from collector.prometheus.queries import MAX_SERIES, vector
 from collector.prometheus.target import MonitoringUnavailable, target_from_secret
 from collector.settings import Settings
+from common.labels import exported_label
 from common.settings import SettingsError
 
 

@@ -30,8 +30,8 @@ def worker_env(database: TestDatabase, kubeconfig: Path) -> dict[str, str]:
         "DATABASE_URL": database.dsn("fun_cluster_worker"),
         "GARDENER_MODE": "real",
         "GARDENER_KUBECONFIG": str(kubeconfig),
-        "GARDENER_TIMEOUT": "10",
-        "RECONCILE_INTERVAL": "120",
+        "GARDENER_TIMEOUT_SECONDS": "10",
+        "RECONCILE_INTERVAL_SECONDS": "120",
         "LOG_LEVEL": "warning",
     }
 

@@ -1,9 +1,9 @@
 """Every setting read from an empty environment is its dataclass field's default.
 
 Each settings group states a default twice: on its field (what code and tests that build the group
-directly get) and in its `from_env` (what a process gets when the variable is unset; the README's
-table is checked against these). This holds the two together, group by group, so a default changed in
-one place only fails here instead of making a process and its tests disagree.
+directly get) and in its `from_env` (what a process gets when the variable is unset; the table of
+docs/configuration.md is checked against these). This holds the two together, group by group, so a
+default changed in one place only fails here instead of making a process and its tests disagree.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import pytest
 
 from collector.settings import GardenerSettings, HealthSettings, InventorySettings, ReconcileSettings, Settings
 from common.http_limits import HttpLimits
-from common.settings import DatabaseSettings, GrpcLimits, HttpSettings, LogSettings
+from common.settings import DatabaseSettings, LogSettings
+from services.common.settings import GrpcLimits, HttpSettings
 from services.fleet.settings import AuthSettings, FleetSettings, SummarySettings
 from services.overview.settings import CacheSettings, OverviewSettings
 

@@ -104,7 +104,7 @@ def test_configuration_comes_from_values() -> None:
             "clusterWorkerInventory.source=prometheus",
         )
     )
-    assert env_of(containers(found["platform-public-api"])[0])["CACHE_TTL"] == "30"
+    assert env_of(containers(found["platform-public-api"])[0])["CACHE_TTL_SECONDS"] == "30"
     inventory = env_of(containers(found["cluster-worker-inventory"])[0])
     assert inventory["INVENTORY_CREDENTIAL"] == "viewer"
     assert inventory["INVENTORY_SOURCE"] == "prometheus"

@@ -39,8 +39,8 @@ pytestmark = [needs_prometheus, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "deploy" / "monitoring"
 SUMMARY_PATH = "/fundament.fleet.v1.FleetService/GetFleetSummary"
-INVENTORY_INTERVAL = 30
-RECONCILE_INTERVAL = 20
+INVENTORY_INTERVAL_SECONDS = 30
+RECONCILE_INTERVAL_SECONDS = 20
 NAMESPACE = "fleet"
 
 
@@ -77,8 +77,8 @@ def scraped(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> It
                 sim_database.dsn(PUBLIC_ROLE),
                 HTTP_PORT=str(ports["public"]),
                 GRPC_PORT=str(ports["public-grpc"]),
-                CACHE_TTL="1",
-                READ_TIMEOUT="0.5",
+                CACHE_TTL_SECONDS="1",
+                READ_TIMEOUT_SECONDS="0.5",
             ),
             "platform-admin-api": base_env(
                 sim_database.dsn(STAFF_ROLE),
@@ -90,16 +90,16 @@ def scraped(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> It
                 sim_database.dsn(WORKER_ROLE),
                 **worker,
                 WORKER_MODE="inventory",
-                INVENTORY_INTERVAL=str(INVENTORY_INTERVAL),
+                INVENTORY_INTERVAL_SECONDS=str(INVENTORY_INTERVAL_SECONDS),
                 INVENTORY_SHARD="0/2",
-                INVENTORY_TIMEOUT="20",
+                INVENTORY_TIMEOUT_SECONDS="20",
                 HEALTH_PORT=str(ports["inventory"]),
             ),
             "cluster-worker-reconcile": base_env(
                 sim_database.dsn(WORKER_ROLE),
                 **worker,
                 WORKER_MODE="reconcile",
-                RECONCILE_INTERVAL=str(RECONCILE_INTERVAL),
+                RECONCILE_INTERVAL_SECONDS=str(RECONCILE_INTERVAL_SECONDS),
                 HEALTH_PORT=str(ports["reconcile"]),
             ),
         }
@@ -145,7 +145,7 @@ def make_traffic(public: str, staff: str, database: TestDatabase) -> None:
         assert ok.status_code == 200, ok.text
         refused = client.post(staff + SUMMARY_PATH, content=b"{}", headers=json_post)
         assert refused.status_code == 401
-        # The shared read cannot finish while the table is locked: past READ_TIMEOUT, callers get UNAVAILABLE.
+        # The shared read cannot finish while the table is locked: past READ_TIMEOUT_SECONDS, callers get UNAVAILABLE.
         with psycopg.connect(database.dsn(), autocommit=False) as lock:
             lock.execute("LOCK TABLE tenant.organizations IN ACCESS EXCLUSIVE MODE")
             # Until the one-second cache has run out, callers still get the last answer.
@@ -221,8 +221,8 @@ def check_the_series_carry_the_label_values_the_rules_select(scraped: RunningPro
     staff = scraped.query('fleet_rpc_requests_total{job="platform-admin-api", code="unauthenticated"}')
     assert staff and staff[0]["metric"]["service"] == "fundament.fleet.v1.FleetService"
     assert scraped.query('fleet_inventory_clusters_failed_total{reason="forbidden"}')
-    assert scraped.query(f"fleet_inventory_interval_seconds == {INVENTORY_INTERVAL}")
-    assert scraped.query(f"fleet_reconcile_interval_seconds == {RECONCILE_INTERVAL}")
+    assert scraped.query(f"fleet_inventory_interval_seconds == {INVENTORY_INTERVAL_SECONDS}")
+    assert scraped.query(f"fleet_reconcile_interval_seconds == {RECONCILE_INTERVAL_SECONDS}")
     kinds = {r["metric"]["kind"] for r in scraped.query("fleet_reconcile_open_findings")}
     assert kinds, "reconcile exports its open findings per kind"
 

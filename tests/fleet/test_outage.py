@@ -30,7 +30,7 @@ def closed_port() -> int:
 @pytest.mark.parametrize("protocol", ["grpc", "connect"])
 async def test_unreachable_database_is_unavailable_and_not_ready(protocol: str) -> None:
     dsn = f"postgresql://{ROLE}@127.0.0.1:{closed_port()}/fleet"
-    async with serving_fleet(dsn, DATABASE_CONNECT_TIMEOUT="0.3") as (_, clients):
+    async with serving_fleet(dsn, DATABASE_CONNECT_TIMEOUT_SECONDS="0.3") as (_, clients):
         with pytest.raises(CallFailed) as caught:
             await clients.call(protocol, "GetFleetSummary", SUMMARY)
         assert caught.value.code == "unavailable"
@@ -75,7 +75,7 @@ async def test_service_recovers_when_its_connections_are_killed(fleet_api: Fleet
 
 async def test_unavailable_over_raw_connect_is_http_503_with_no_detail(fleet_api: FleetApiUnderTest) -> None:
     dsn = f"postgresql://{ROLE}@127.0.0.1:{closed_port()}/fleet"
-    async with serving_fleet(dsn, DATABASE_CONNECT_TIMEOUT="0.3") as (_, clients):
+    async with serving_fleet(dsn, DATABASE_CONNECT_TIMEOUT_SECONDS="0.3") as (_, clients):
         response = await clients.http.post(
             "/fundament.fleet.v1.FleetService/ListOrganizations",
             content=b"{}",

@@ -81,9 +81,9 @@ async def test_refuses_to_start_against_an_unmigrated_database(pg_server: PgServ
 
 
 async def test_the_process_takes_its_bounds_from_the_environment(shared_fleet_api: FleetApiUnderTest) -> None:
-    """HTTP_HEAD_TIMEOUT and HTTP_MAX_CONNECTIONS as an operator sets them: a slow head is cut off with
+    """HTTP_HEAD_TIMEOUT_SECONDS and HTTP_MAX_CONNECTIONS as an operator sets them: a slow head is cut off with
     408 and logged once; connections over the limit get 503; bad headers are 400, logged once."""
-    env = environment(shared_fleet_api.database.dsn(ROLE), HTTP_HEAD_TIMEOUT="0.5", HTTP_MAX_CONNECTIONS="3")
+    env = environment(shared_fleet_api.database.dsn(ROLE), HTTP_HEAD_TIMEOUT_SECONDS="0.5", HTTP_MAX_CONNECTIONS="3")
     port = int(env["HTTP_PORT"])
     async with started(SCRIPT, env) as proc:
         await proc.wait_for_log("listening", prefix=True)

@@ -171,8 +171,8 @@ def test_too_small_a_size_is_refused() -> None:
         generate(replace(SIZES["test"], organizations=2), 0)
 
 
-def test_the_readme_names_the_demo_fleets_deleted_cluster_with_ledger_rows() -> None:
-    """The README's command for the ledger a deletion left behind names the demo fleet's planted cluster."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_demo_page_names_the_demo_fleets_deleted_cluster_with_ledger_rows() -> None:
+    """docs/demo.md's command for the ledger a deletion left behind names the demo fleet's planted cluster."""
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "demo.md").read_text()
     cluster_id = generate("demo", 0).notes["planted.deleted_cluster_ledger"]
     assert f'"cluster_id": "{cluster_id}", "include_destroyed": true' in readme

@@ -206,7 +206,7 @@ async def test_500_concurrent_cold_requests_cost_exactly_one_query(database: Tes
     start_counting_queries(database)
     world.organization("acme")
     mix = ["connect-get-json", "connect-post-json", "connect-get-proto", "connect-post-proto", "grpc"]
-    async with serving(database.dsn(ROLE), READ_TIMEOUT="120") as (running, endpoints):
+    async with serving(database.dsn(ROLE), READ_TIMEOUT_SECONDS="120") as (running, endpoints):
         # The lock holds the one read open until every caller is waiting for it: all 500 are cold.
         with holding_lock(database):
             calls = [asyncio.create_task(PROTOCOLS[mix[i % len(mix)]](endpoints, None)) for i in range(500)]
@@ -256,7 +256,7 @@ async def test_a_stalled_query_answers_unavailable_to_every_waiter_by_the_read_d
 ) -> None:
     start_counting_queries(database)
     world.organization("acme")
-    async with serving(database.dsn(ROLE), READ_TIMEOUT="1") as (running, endpoints):
+    async with serving(database.dsn(ROLE), READ_TIMEOUT_SECONDS="1") as (running, endpoints):
         with holding_lock(database):
             calls = [asyncio.create_task(PROTOCOLS[name](endpoints, None)) for name in PROTOCOLS for _ in range(5)]
             results = await asyncio.gather(*calls, return_exceptions=True)
@@ -276,7 +276,7 @@ async def test_a_stalled_query_answers_unavailable_to_every_waiter_by_the_read_d
 async def test_callers_that_give_up_do_not_cancel_the_read_for_the_others(database: TestDatabase, world: World) -> None:
     start_counting_queries(database)
     world.organization("acme")
-    async with serving(database.dsn(ROLE), READ_TIMEOUT="60") as (running, endpoints):
+    async with serving(database.dsn(ROLE), READ_TIMEOUT_SECONDS="60") as (running, endpoints):
         before = metric_samples((await endpoints.http.get("/metrics")).text)
         with holding_lock(database):
             patient = asyncio.create_task(PROTOCOLS["connect-get-json"](endpoints, None))
@@ -371,7 +371,7 @@ async def test_an_unreachable_database_means_not_ready_and_unavailable_without_c
 ) -> None:
     caplog.set_level(logging.INFO, logger="services.common.serving")
     nowhere = f"postgresql://{ROLE}@127.0.0.1:{free_port()}/fleet"
-    async with serving(nowhere, READ_TIMEOUT="0.5", DATABASE_CONNECT_TIMEOUT="0.2") as (_, endpoints):
+    async with serving(nowhere, READ_TIMEOUT_SECONDS="0.5", DATABASE_CONNECT_TIMEOUT_SECONDS="0.2") as (_, endpoints):
         assert (await endpoints.http.get("/livez")).status_code == 200
         assert (await endpoints.http.get("/readyz")).status_code == 503
         health = await health_pb2_grpc.HealthStub(endpoints.channel).Check(health_pb2.HealthCheckRequest())

@@ -45,7 +45,7 @@ async def test_database_stopped_is_unavailable_uncached_and_restarted_serves_the
     own_server: EmbeddedPostgres,
 ) -> None:
     dsn = own_server.dsn_for("fleet", ROLE)
-    async with serving(dsn, READ_TIMEOUT="1", DATABASE_CONNECT_TIMEOUT="0.5") as (running, endpoints):
+    async with serving(dsn, READ_TIMEOUT_SECONDS="1", DATABASE_CONNECT_TIMEOUT_SECONDS="0.5") as (running, endpoints):
         assert (await endpoints.http.get("/readyz")).status_code == 200
 
         await asyncio.to_thread(own_server.stop)

@@ -36,9 +36,9 @@ def environment(dsn: str, **extra: str) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("variable", "value", "complaint"),
     [
-        ("CACHE_TTL", "120", "at most 60"),
-        ("CACHE_TTL", "soon", "expected a whole number"),
-        ("READ_TIMEOUT", "0", "at least 0.05"),
+        ("CACHE_TTL_SECONDS", "120", "at most 60"),
+        ("CACHE_TTL_SECONDS", "soon", "expected a whole number"),
+        ("READ_TIMEOUT_SECONDS", "0", "at least 0.05"),
         ("CONSOLE_ORIGINS", "*", "is not an origin"),
         ("LOG_LEVEL", "loud", "expected one of"),
         ("MALLOC_ARENA_MAX", "0", "at least 1"),
@@ -74,7 +74,9 @@ async def test_sigterm_lets_the_call_in_flight_finish_and_exits_cleanly(database
     with database.admin() as conn:
         World(conn).organization("acme", alias="Acme Corp")
     # At debug level, so the successful call's own log line is written too (info logs failures only).
-    async with started(SCRIPT, environment(database.dsn(ROLE), SHUTDOWN_GRACE="10", LOG_LEVEL="debug")) as running:
+    async with started(
+        SCRIPT, environment(database.dsn(ROLE), SHUTDOWN_GRACE_SECONDS="10", LOG_LEVEL="debug")
+    ) as running:
         await running.wait_for_log("listening")
         async with httpx.AsyncClient(base_url=running.http, timeout=60) as client:
             assert (await client.get("/readyz")).status_code == 200

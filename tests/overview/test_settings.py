@@ -24,8 +24,8 @@ def test_values_from_the_environment() -> None:
     settings = OverviewSettings.from_env(
         {
             "CONSOLE_ORIGINS": " https://console.example , http://localhost:5173,,",
-            "CACHE_TTL": "5",
-            "READ_TIMEOUT": "1.5",
+            "CACHE_TTL_SECONDS": "5",
+            "READ_TIMEOUT_SECONDS": "1.5",
             "HTTP_PORT": "18080",
             "LOG_FORMAT": "text",
         }
@@ -40,9 +40,9 @@ def test_values_from_the_environment() -> None:
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"CACHE_TTL": "61"}, "CACHE_TTL='61': must be at most 60"),
-        ({"CACHE_TTL": "0"}, "CACHE_TTL='0': must be at least 1"),
-        ({"READ_TIMEOUT": "fast"}, "READ_TIMEOUT='fast': expected a number"),
+        ({"CACHE_TTL_SECONDS": "61"}, "CACHE_TTL_SECONDS='61': must be at most 60"),
+        ({"CACHE_TTL_SECONDS": "0"}, "CACHE_TTL_SECONDS='0': must be at least 1"),
+        ({"READ_TIMEOUT_SECONDS": "fast"}, "READ_TIMEOUT_SECONDS='fast': expected a number"),
         ({"CONSOLE_ORIGINS": "console.example"}, "'console.example' is not an origin"),
         ({"LOG_FORMAT": "xml"}, "LOG_FORMAT='xml': expected one of json, text"),
     ],

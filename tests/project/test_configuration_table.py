@@ -1,7 +1,8 @@
-"""The README's configuration table lists exactly the environment variables the code reads.
+"""docs/configuration.md's table lists exactly the environment variables the code reads.
 
 The names come from the source, read with `ast`: every call of the `env_*` helpers (`env_secret`
-also reads `NAME_FILE`), and every `env.get("X")`, `environ.get("X")`, `os.environ["X"]` and
+also reads `NAME_FILE`; an `old=` name, accepted for one release, is read too and must share its new
+name's row), and every `env.get("X")`, `environ.get("X")`, `os.environ["X"]` and
 `os.getenv("X")`. A helper called with a parameter as the variable's name (`HttpSettings.from_env`
 takes `origins_var`) is followed one call up to the literal its callers pass. Where a default is a
 plain literal, or a constant of the same module, the table's default column must show it; defaults
@@ -49,6 +50,8 @@ class Reads:
 
     defaults: dict[str, list[tuple[object, str]]] = field(default_factory=dict)
     unknown: list[str] = field(default_factory=list)
+    old_names: dict[str, str] = field(default_factory=dict)
+    """old name -> the name that replaced it"""
 
     def add(self, name: str, default: object, where: str) -> None:
         self.defaults.setdefault(name, [])
@@ -242,6 +245,14 @@ def _read_call(
                 reads.unknown.append(f"{where}: {helper}(...) reads a variable whose name cannot be told")
                 continue
             reads.add(name, *default_value)
+            old = next((k.value for k in node.keywords if k.arg == "old"), None)
+            if old is not None:
+                old_name, _ = resolver.value(old, path)
+                if not isinstance(old_name, str):
+                    reads.unknown.append(f"{where}: {helper}(...) accepts an old name that cannot be told")
+                    continue
+                reads.add(old_name, *default_value)
+                reads.old_names[old_name] = name
             if helper == "env_secret":
                 reads.add(f"{name}_FILE", _UNRESOLVED, where)
         return
@@ -258,10 +269,14 @@ class Row:
     line: int
 
 
+TABLE_DOCUMENT = ROOT / "docs" / "configuration.md"
+TABLE_HEADING = "## The variables"
+
+
 def table_rows() -> list[Row]:
-    """The rows of the first table under `## Configuration` in README.md."""
-    lines = (ROOT / "README.md").read_text().splitlines()
-    start = lines.index("## Configuration")
+    """The rows of the first table under `## The variables` in docs/configuration.md."""
+    lines = TABLE_DOCUMENT.read_text().splitlines()
+    start = lines.index(TABLE_HEADING)
     rows: list[Row] = []
     in_table = False
     for number, line in enumerate(lines[start + 1 :], start=start + 2):
@@ -303,7 +318,7 @@ def test_the_table_lists_every_variable_the_code_reads_and_no_other() -> None:
     unread = sorted(set(listed) - set(reads.defaults))
     problems = []
     if missing:
-        problems.append(f"read by the code but not in README.md's configuration table: {', '.join(missing)}")
+        problems.append(f"read by the code but not in docs/configuration.md's table: {', '.join(missing)}")
     if unread:
         problems.append(f"in the table but read by no code: {', '.join(unread)}")
     if duplicates:
@@ -319,9 +334,26 @@ def test_the_table_shows_the_defaults_the_code_uses() -> None:
             for default, where in reads.defaults.get(name, []):
                 if not shows_default(row.default, default):
                     wrong.append(
-                        f"README.md:{row.line} {name}: the default {default!r} ({where}) is not in {row.default!r}"
+                        f"docs/configuration.md:{row.line} {name}: the default {default!r} ({where})"
+                        f" is not in {row.default!r}"
                     )
     assert not wrong, "\n".join(wrong)
+
+
+def test_each_old_name_shares_the_row_of_the_name_that_replaced_it() -> None:
+    reads = code_reads()
+    rows = {name: row for row in table_rows() for name in row.names}
+    wrong = [
+        f"{old} (the old name of {new}) is not in {new}'s row"
+        for old, new in sorted(reads.old_names.items())
+        if new in rows and old not in rows[new].names
+    ]
+    unmarked = [
+        f"docs/configuration.md:{rows[new].line}: {new}'s row does not say that {old} is its old name"
+        for old, new in sorted(reads.old_names.items())
+        if new in rows and f"old name: `{old}`" not in TABLE_DOCUMENT.read_text().splitlines()[rows[new].line - 1]
+    ]
+    assert not wrong and not unmarked, "\n".join(wrong + unmarked)
 
 
 def test_the_reader_finds_helper_calls_forwarded_names_and_plain_gets() -> None:
@@ -335,3 +367,4 @@ def test_the_reader_finds_helper_calls_forwarded_names_and_plain_gets() -> None:
     assert shows_default("`127.0.0.1` / 15443", 15443)
     assert not shows_default("5000 staff", 5)
     assert shows_default("none", ())
+    assert reads.old_names["INVENTORY_INTERVAL"] == "INVENTORY_INTERVAL_SECONDS"  # env_float(..., old="...")

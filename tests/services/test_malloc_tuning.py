@@ -14,14 +14,14 @@ import sys
 
 import pytest
 
-from common.malloc_tuning import (
+from common.settings import SettingsError
+from services.common.malloc_tuning import (
     DEFAULT_MALLOC_ARENAS,
     DEFAULT_MMAP_THRESHOLD_BYTES,
     MallocSettings,
     malloc_settings_from_env,
     tune_malloc,
 )
-from common.settings import SettingsError
 
 glibc_only = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="arenas and mmap thresholds are glibc's")
 # mallinfo2 counts mapped blocks without overflowing; glibc has it since 2.33.
@@ -32,7 +32,7 @@ with_mallinfo2 = pytest.mark.skipif(
 
 ARENAS_CHILD = """
 import ctypes, ctypes.util, sys, threading
-from common.malloc_tuning import MallocSettings, tune_malloc
+from services.common.malloc_tuning import MallocSettings, tune_malloc
 if sys.argv[1] != "none":
     assert tune_malloc(MallocSettings(arenas=int(sys.argv[1])))
 hold = []
@@ -52,7 +52,7 @@ for t in threads: t.join()
 # below its size. Prints how many more mapped blocks there are while it lives.
 THRESHOLD_CHILD = """
 import ctypes, ctypes.util, sys
-from common.malloc_tuning import MallocSettings, tune_malloc
+from services.common.malloc_tuning import MallocSettings, tune_malloc
 class Mallinfo2(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in (
         "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]

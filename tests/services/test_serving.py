@@ -25,12 +25,12 @@ from fundament.overview.v1.overview_pb2_grpc import OverviewServiceStub
 from grpc_reflection.v1alpha import reflection_pb2
 
 from common.health import Readiness
-from common.settings import HttpSettings
 from services.common.errors import InvalidArgument, Unauthenticated
 from services.common.serving.api_server import ApiServer
 from services.common.serving.grpc_bridge import grpc_generic_handler
 from services.common.serving.http_app import http_app
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
+from services.common.settings import HttpSettings
 
 BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin"
 SERVICE = overview_pb2.DESCRIPTOR.services_by_name["OverviewService"]
@@ -312,7 +312,7 @@ async def _calls_in_flight_during_stop(delay_seconds: float, grace_seconds: floa
 
 
 # uvicorn's own default grace is 5 s: a call of 6 s under a grace of 10, and one of 3 s under a grace
-# of 0.5, show that SHUTDOWN_GRACE (not a fixed figure) bounds the HTTP port as it does gRPC.
+# of 0.5, show that SHUTDOWN_GRACE_SECONDS (not a fixed figure) bounds the HTTP port as it does gRPC.
 
 
 @pytest.mark.slow

@@ -1,9 +1,9 @@
 """The bounds of both ports against a real server over real sockets, each with its control case.
 
-HTTP/1.1: a request head must be complete within HTTP_HEAD_TIMEOUT (a slowloris client that
-trickles a header byte at a time is answered 408 and cut off) and its body within HTTP_BODY_TIMEOUT
+HTTP/1.1: a request head must be complete within HTTP_HEAD_TIMEOUT_SECONDS (a slowloris client that
+trickles a header byte at a time is answered 408 and cut off) and its body within HTTP_BODY_TIMEOUT_SECONDS
 (likewise for a body trickled a byte at a time), an idle keep-alive connection is
-closed after HTTP_IDLE_TIMEOUT, and requests beyond HTTP_MAX_CONNECTIONS are answered 503. gRPC:
+closed after HTTP_IDLE_TIMEOUT_SECONDS, and requests beyond HTTP_MAX_CONNECTIONS are answered 503. gRPC:
 the server announces GRPC_MAX_CONCURRENT_STREAMS in its HTTP/2 SETTINGS and answers calls beyond
 GRPC_MAX_CONCURRENT_RPCS with RESOURCE_EXHAUSTED.
 
@@ -31,11 +31,11 @@ from prometheus_client import REGISTRY
 
 from common.health import Readiness
 from common.http_limits import HttpLimits
-from common.settings import GrpcLimits, HttpSettings
 from services.common.serving.api_server import ApiServer
 from services.common.serving.grpc_bridge import grpc_generic_handler
 from services.common.serving.http_app import http_app
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
+from services.common.settings import GrpcLimits, HttpSettings
 from tests.services.test_serving import PATH, SERVICE, ProbeService
 
 HEAD_TIMEOUT = 0.5

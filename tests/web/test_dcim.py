@@ -179,7 +179,7 @@ async def test_the_api_unable_to_read_its_database_is_shown_as_such(page: Page, 
     down = closed_port_socket()  # nothing listens here: the API's database is down
     try:
         dsn = f"postgresql://{ADMIN_ROLE}@127.0.0.1:{down.getsockname()[1]}/fleet"
-        async with serving_fleet(dsn, DCIM_ORIGINS=socket_url(page_socket), DATABASE_CONNECT_TIMEOUT="0.5") as (
+        async with serving_fleet(dsn, DCIM_ORIGINS=socket_url(page_socket), DATABASE_CONNECT_TIMEOUT_SECONDS="0.5") as (
             running,
             _,
         ):

@@ -1,4 +1,4 @@
-// The console's public /platform page (FUN-23): listed organizations, their counts, totals.
+// The console's public /platform page: listed organizations, their counts, totals.
 //
 // One anonymous call, fundament.overview.v1.OverviewService/GetPlatformOverview, as a Connect GET so the
 // browser and any proxy may cache it (the API sends Cache-Control with what is left of its minute) and
@@ -128,7 +128,7 @@ function render(answer) {
 async function load() {
   const baseUrl = configuredUrl("platformApiUrl");
   if (!baseUrl) {
-    // FUN-23's convention: an environment without platform-public-api leaves platformApiUrl empty.
+    // The console's convention: an environment without platform-public-api leaves platformApiUrl empty.
     unavailable("This environment does not run the platform overview.");
     return;
   }

@@ -14,8 +14,8 @@ from starlette.types import ASGIApp
 
 from common.errors import PortUnavailable
 from common.health import HttpServer, Readiness, bind_tcp
-from common.settings import GrpcLimits, HttpSettings
 from services.common.serving.reflection import enable_reflection
+from services.common.settings import GrpcLimits, HttpSettings
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def grpc_limit_options(limits: GrpcLimits, grace_seconds: float) -> tuple[tuple[
 class ApiServer:
     """Both ports of one API in the running event loop. Port 0 picks a free port (tests).
 
-    SHUTDOWN_GRACE (`settings.shutdown_grace_seconds`) bounds how long in-flight calls may finish
+    SHUTDOWN_GRACE_SECONDS (`settings.shutdown_grace_seconds`) bounds how long in-flight calls may finish
     after `stop()` on both protocols; both ports drain at the same time.
     """
 

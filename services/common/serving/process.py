@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import logging
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -30,12 +29,14 @@ from starlette.types import ASGIApp
 from common.database import make_pool
 from common.errors import PortUnavailable, SchemaTooOld
 from common.logs import configure_logging
-from common.malloc_tuning import malloc_settings_from_env, tune_malloc
-from common.settings import DatabaseSettings, HttpSettings, LogSettings, SettingsError
+from common.settings import DatabaseSettings, LogSettings, SettingsError
+from common.signals import stop_event
+from services.common.malloc_tuning import malloc_settings_from_env, tune_malloc
 from services.common.serving.api_server import ApiServer
 from services.common.serving.grpc_bridge import grpc_generic_handler
 from services.common.serving.http_app import http_app
 from services.common.serving.request_stack import RequestStack
+from services.common.settings import HttpSettings
 from services.common.startup import check_schema_at_start, schema_readiness
 
 logger = logging.getLogger(__name__)
@@ -147,10 +148,7 @@ async def serving_api(
 
 async def serve_until_signal(running: AbstractAsyncContextManager[object]) -> int:
     """Serve `running` until SIGTERM or SIGINT; the exit code (1: the schema is too old)."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+    stop = stop_event()
     try:
         async with running:
             await stop.wait()
@@ -182,7 +180,7 @@ def api_main(
     except SettingsError as e:
         sys.stderr.write(f"{prog}: {e}\n")
         return 2
-    # Before the gRPC server starts its threads: see common/malloc_tuning.py.
+    # Before the gRPC server starts its threads: see services/common/malloc_tuning.py.
     tune_malloc(malloc)
     configure_logging(settings.logging.level, json=settings.logging.json and not args.log_text)
     # psycopg's pool logs every connection request at INFO; its warnings (lost connections) are enough.

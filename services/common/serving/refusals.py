@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from common.text import truncate
 from services.common.metrics import RPC_REQUESTS
 
 logger = logging.getLogger(__name__)
@@ -104,11 +105,11 @@ class RefusalLayer:
             message,
             extra={
                 "procedure": f"/{service}/{method}",
-                "path": path[:200],
+                "path": truncate(path),
                 "protocol": protocol,
                 "code": code,
                 "http_status": status,
-                "header": header.decode("latin-1")[:64],
+                "header": truncate(header.decode("latin-1"), 64),
                 "peer": f"{client[0]}:{client[1]}" if client else None,
             },
         )

@@ -24,10 +24,9 @@ Every series also carries the scrape's `job="kube-state-metrics"` and `instance`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL
+from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL, exported_label
 from sim.api.objects.core import node_ip, provider_id, ready_status
 from sim.api.prometheus.evaluation import Sample
 from sim.api.prometheus.promql import NAME_LABEL, Labels
@@ -39,12 +38,6 @@ PROJECT_ID_LABEL = "fundament.io/project-id"
 TARGET = {"job": "kube-state-metrics", "instance": "100.64.0.10:8080"}
 POD_PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
-_INVALID = re.compile(r"[^a-zA-Z0-9_]")
-
-
-def exported_label(kubernetes_label: str) -> str:
-    """kube-state-metrics' name for an allow-listed Kubernetes label."""
-    return "label_" + _INVALID.sub("_", kubernetes_label)
 
 
 def _series(name: str, labels: Labels, value: float) -> Sample:
