@@ -155,7 +155,7 @@ async def victim(kubeconfig: Path, superuser_dsn: str) -> tuple[str, str]:
     with psycopg.connect(superuser_dsn) as conn:
         rows = conn.execute(
             "SELECT c.id::text FROM tenant.clusters c JOIN tenant.organizations o ON o.id = c.organization_id"
-            " JOIN tenant.cluster_sync_state s ON s.cluster_id = c.id"
+            " JOIN tenant.fleet_sync_state s ON s.cluster_id = c.id"
             " WHERE tenant.cluster_is_ready(c.deleted IS NOT NULL, o.deleted IS NOT NULL, o.id, s.shoot_status)"
             " ORDER BY c.id"
         ).fetchall()

@@ -17,7 +17,7 @@ SELECT gen_random_uuid(), left(replace(c.name, '-', ''), 8) || left(md5(c.id::te
        c.organization_id, c.kubernetes_version, c.region, c.created, now() - interval '2 days',
        now() - interval '1 minute'
 FROM tenant.clusters AS c
-JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
 WHERE s.shoot_status NOT IN ('pending', 'missing', 'deleted');
 
 -- name: cluster_snapshots
@@ -35,7 +35,7 @@ SELECT c.id,
        CASE WHEN abs(hashtext(c.id::text)) % 40 = 0 THEN 'list pods: context deadline exceeded' END,
        CASE WHEN abs(hashtext(c.id::text)) % 40 = 0 THEN now() - interval '30 seconds' END
 FROM tenant.clusters AS c
-JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
 WHERE c.deleted IS NULL AND s.shoot_status IN ('ready', 'unhealthy');
 
 -- name: node_pool_snapshots

@@ -159,11 +159,6 @@ def migrate(dsn: str, *, target: int | None = None) -> list[int]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("SELECT pg_advisory_lock(%s)", [ADVISORY_LOCK_KEY])
         try:
-            if not has_platform_model(conn):
-                raise MigrationError(
-                    "the platform model is missing (no table tenant.organizations): fleet inventory's migrations "
-                    "apply onto Fundament's database; for a local one run `fleet db migrate --platform-model`"
-                )
             with conn.transaction():
                 conn.execute("CREATE SCHEMA IF NOT EXISTS fleet_meta AUTHORIZATION fun_owner")
                 conn.execute(
@@ -193,7 +188,15 @@ def migrate(dsn: str, *, target: int | None = None) -> list[int]:
                 with conn.transaction():
                     conn.execute("SET LOCAL lock_timeout = '10s'")
                     conn.execute("SET LOCAL ROLE fun_owner")
-                    conn.execute(migration.path.read_text())
+                    try:
+                        conn.execute(migration.path.read_text())
+                    except psycopg.errors.UndefinedObject as refused:
+                        # The baseline's check of the platform model it applies onto: name what is missing.
+                        raise MigrationError(
+                            f"{migration.path.name}: {refused.diag.message_primary}. fleet inventory's migrations "
+                            "apply onto Fundament's database; for a local one, `fleet db migrate --platform-model` "
+                            "builds a stand-in first"
+                        ) from None
                     conn.execute(
                         "INSERT INTO fleet_meta.schema_migrations (version, name, checksum) VALUES (%s, %s, %s)",
                         [migration.version, migration.name, migration.checksum],

@@ -1,9 +1,10 @@
 """`fleet org list NAME` / `fleet org unlist NAME`: an operator lists an organization publicly or not.
 
 The requirements leave `organizations.listed_publicly` to a platform operator, set when an organization asks.
-This command is that operator's one way to set it: it takes a required `--reason`, records who
-(the OS user, or `--by`), when and why in the append-only `tenant.organization_listing_changes`
-in the same transaction as the flag, and the staff API shows the record (`GetOrganization`). The
+This command is that operator's way to set it: it takes a required `--reason` and names who (the OS
+user, or `--by`) and why to the trigger that records every change of the flag, whoever makes it, in the
+append-only `tenant.organization_listing_changes`, in the same transaction as the flag; the staff API
+shows the record (`GetOrganization`). The
 system organization is refused before anything is written; so is a name with no live organization.
 Asking for the state the organization is already in changes and records nothing.
 """
@@ -74,9 +75,12 @@ def set_listing(dsn: str, name: str, *, listed: bool, reason: str, by: str) -> L
         if was_listed == listed:
             return ListingResult(organization_id, listed, changed=False)
         params = {"organization_id": organization_id, "listed": listed, "changed_by": by, "reason": reason}
+        cur.execute(_QUERIES["name_the_change"].sql, params)
         cur.execute(_QUERIES["set_listed_publicly"].sql, params)
-        cur.execute(_QUERIES["record_listing_change"].sql, params)
+        cur.execute(_QUERIES["recorded_change"].sql, params)
         change: Any = cur.fetchone()
+        if change is None:
+            raise OrgCommandError("the change was not recorded (is fleet inventory's migration applied?)")
     return ListingResult(organization_id, listed, changed=True, change_id=change[0], when=change[1])
 
 

@@ -1,6 +1,7 @@
 -- The SQL of `fleet org list|unlist` (fleetctl/org.py), run as a superuser in ONE transaction: the
--- organization row is locked, its listed_publicly set, and the change recorded in the append-only
--- tenant.organization_listing_changes, so the flag and its history can never disagree.
+-- organization row is locked and its listed_publicly set; the trigger on organizations records the
+-- change in the append-only tenant.organization_listing_changes (as it records every writer's), with
+-- the author and reason this transaction names, so the flag and its history can never disagree.
 
 -- name: lock_live_organization
 -- Called first: the live organization of that name (names are unique among live rows), locked until
@@ -10,12 +11,20 @@ FROM tenant.organizations AS o
 WHERE o.name = %(name)s AND o.deleted IS NULL
 FOR UPDATE
 
+-- name: name_the_change
+-- Called before set_listed_publicly: the author and reason the audit trigger records, for this
+-- transaction only.
+SELECT set_config('fleet.listing_changed_by', %(changed_by)s, true),
+       set_config('fleet.listing_reason', %(reason)s, true)
+
 -- name: set_listed_publicly
 -- Called when the value changes: the flag the public overview reads.
 UPDATE tenant.organizations SET listed_publicly = %(listed)s WHERE id = %(organization_id)s
 
--- name: record_listing_change
--- Called with set_listed_publicly: who, when and why (the table refuses UPDATE and DELETE).
-INSERT INTO tenant.organization_listing_changes (organization_id, listed_publicly, previously_listed, changed_by, reason)
-VALUES (%(organization_id)s, %(listed)s, NOT %(listed)s, %(changed_by)s, %(reason)s)
-RETURNING id, changed
+-- name: recorded_change
+-- Called after set_listed_publicly: the record the trigger wrote in this transaction.
+SELECT c.id, c.changed
+FROM tenant.organization_listing_changes AS c
+WHERE c.organization_id = %(organization_id)s AND c.changed = now()
+ORDER BY c.id
+LIMIT 1

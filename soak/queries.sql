@@ -37,7 +37,7 @@ SELECT now() AS now
 -- Called by the shoot-fault step: ready clusters whose latest collection worked, to break one each.
 SELECT cs.cluster_id::text AS id
 FROM tenant.cluster_snapshots AS cs
-JOIN tenant.cluster_sync_state AS s ON s.cluster_id = cs.cluster_id
+JOIN tenant.fleet_sync_state AS s ON s.cluster_id = cs.cluster_id
 WHERE cs.observed IS NOT NULL AND cs.last_error IS NULL AND s.shoot_status = 'ready'
 ORDER BY cs.cluster_id
 
@@ -49,7 +49,7 @@ WHERE cluster_id = ANY(%(ids)s::uuid[])
 
 -- name: heartbeats
 -- When each loop last recorded a pass (inventory: a round queued; reconcile: a pass stored).
-SELECT loop, last_completed FROM tenant.worker_heartbeats
+SELECT loop, last_completed FROM tenant.worker_loops
 
 -- name: live_shoots
 -- Called by the reconcile step: shoots in the mirror that are not soft-deleted.

@@ -9,9 +9,9 @@
 -- Every aggregate is one GROUP BY over one pass of the live clusters, so an hour's 10,000
 -- organization rows cost about what the fleet-wide row does.
 WITH inventory AS (
-    SELECT hb.interval_seconds, hb.first_completed
-    FROM tenant.worker_heartbeats AS hb
-    WHERE hb.loop = 'inventory'
+    SELECT loops.interval_seconds, loops.first_completed
+    FROM tenant.worker_loops AS loops
+    WHERE loops.loop = 'inventory'
 ),
 -- Live clusters of live, non-system organizations, from the listing, which holds
 -- each one's status, readiness, snapshot and live project and namespace counts.

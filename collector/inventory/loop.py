@@ -317,7 +317,11 @@ class InventoryLoop:
         }
         async with self._pool.connection() as conn, conn.transaction():
             await store.record_heartbeat(
-                conn, at=at, interval_seconds=math.ceil(self._settings.interval_seconds), details=details
+                conn,
+                at=at,
+                interval_seconds=math.ceil(self._settings.interval_seconds),
+                shard=str(self._settings.shard),
+                details=details,
             )
 
     async def run(self, stop: asyncio.Event) -> None:

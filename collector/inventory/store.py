@@ -279,9 +279,11 @@ async def record_failure(conn: Conn, cluster_id: UUID, *, error: str, at: dateti
     await conn.execute(_QUERIES["record_failure"].sql, {"cluster_id": cluster_id, "error": error, "at": at})
 
 
-async def record_heartbeat(conn: Conn, *, at: datetime, interval_seconds: int, details: Mapping[str, object]) -> None:
-    """Record that the inventory loop queued a round now, and its interval."""
+async def record_heartbeat(
+    conn: Conn, *, at: datetime, interval_seconds: int, shard: str, details: Mapping[str, object]
+) -> None:
+    """Record that this shard (`i/N`) of the inventory loop queued a round now, and its interval."""
     await conn.execute(
         _QUERIES["record_heartbeat"].sql,
-        {"at": at, "interval_seconds": interval_seconds, "details": Jsonb(dict(details))},
+        {"at": at, "interval_seconds": interval_seconds, "shard": shard, "details": Jsonb(dict(details))},
     )

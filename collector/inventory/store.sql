@@ -5,16 +5,14 @@
 -- size.
 
 -- name: ready_clusters
--- Called by InventoryLoop.run_once: every ready cluster (tenant.cluster_is_ready, the SQL twin of
--- common.clusterstatus.is_ready), oldest snapshot first so a round cut short by a restart reaches
+-- Called by InventoryLoop.run_once: every ready cluster (the listing's `ready`, kept by
+-- tenant.cluster_is_ready, the SQL twin of common.clusterstatus.is_ready, from the sync state),
+-- oldest snapshot first ('-infinity' when never collected) so a round cut short by a restart reaches
 -- the clusters that waited longest.
-SELECT c.id, c.name, o.id AS organization_id, o.name AS organization_name
-FROM tenant.clusters AS c
-JOIN tenant.organizations AS o ON o.id = c.organization_id
-JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
-LEFT JOIN tenant.cluster_snapshots AS cs ON cs.cluster_id = c.id
-WHERE tenant.cluster_is_ready(c.deleted IS NOT NULL, o.deleted IS NOT NULL, o.id, s.shoot_status)
-ORDER BY cs.observed ASC NULLS FIRST, c.id
+SELECT l.id, l.name, l.organization_id, l.organization_name
+FROM tenant.cluster_listing AS l
+WHERE l.ready
+ORDER BY l.observed ASC, l.id
 
 -- name: find_clusters
 -- Called by `cluster-worker collect --cluster REF`: live clusters whose id, name or
@@ -24,7 +22,7 @@ SELECT c.id, c.name, o.id AS organization_id, o.name AS organization_name,
     s.shoot_status
 FROM tenant.clusters AS c
 JOIN tenant.organizations AS o ON o.id = c.organization_id
-LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+LEFT JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
 WHERE c.deleted IS NULL
     AND o.id <> tenant.system_organization_id()
     AND (c.id::text = %(ref)s OR c.name = %(ref)s OR o.name || '/' || c.name = %(ref)s)
@@ -108,10 +106,10 @@ ON CONFLICT (cluster_id) DO UPDATE SET last_error = EXCLUDED.last_error, last_er
 -- name: record_heartbeat
 -- Called by InventoryLoop.run_once each time it queues a round, not when it ends: the staff view
 -- measures staleness in the interval recorded here (docs/architecture.md, 'Staleness is measured in
--- inventory intervals').
-INSERT INTO tenant.worker_heartbeats AS h (loop, last_completed, interval_seconds, details)
-VALUES ('inventory', %(at)s, %(interval_seconds)s, %(details)s)
-ON CONFLICT (loop) DO UPDATE SET
+-- inventory intervals'). One row per shard (`i/N`), so a shard that stops shows.
+INSERT INTO tenant.worker_heartbeats AS h (loop, shard, last_completed, interval_seconds, details)
+VALUES ('inventory', %(shard)s, %(at)s, %(interval_seconds)s, %(details)s)
+ON CONFLICT (loop, shard) DO UPDATE SET
     last_completed = EXCLUDED.last_completed,
     interval_seconds = EXCLUDED.interval_seconds,
     details = EXCLUDED.details

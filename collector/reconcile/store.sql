@@ -43,7 +43,7 @@ SELECT c.id, c.organization_id, c.kubernetes_version, c.deleted, o.deleted AS or
        s.first_completed
 FROM tenant.clusters AS c
 JOIN tenant.organizations AS o ON o.id = c.organization_id
-LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+LEFT JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
 WHERE c.deleted IS NULL
    OR c.id IN (SELECT l.cluster_id FROM pg_temp.reconcile_listed AS l WHERE l.cluster_id IS NOT NULL)
 
@@ -197,7 +197,7 @@ SELECT kind, count(*) FROM opened GROUP BY kind
 -- staff view can tell how old the last good pass is.
 INSERT INTO tenant.worker_heartbeats (loop, last_completed, interval_seconds, first_completed, details)
 VALUES ('reconcile', %(now)s, %(interval_seconds)s, %(now)s, %(details)s)
-ON CONFLICT (loop) DO UPDATE
+ON CONFLICT (loop, shard) DO UPDATE
 SET last_completed = EXCLUDED.last_completed,
     interval_seconds = EXCLUDED.interval_seconds,
     details = EXCLUDED.details

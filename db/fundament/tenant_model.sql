@@ -392,7 +392,7 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER cluster_outbox_cluster BEFORE INSERT OR UPDATE ON tenant.clusters
+CREATE TRIGGER cluster_outbox_cluster AFTER INSERT OR UPDATE ON tenant.clusters
     FOR EACH ROW EXECUTE FUNCTION tenant.cluster_outbox_cluster_trigger();
 CREATE TRIGGER node_pool_outbox AFTER INSERT OR UPDATE OF name, machine_type, region_machine_type_id,
     autoscale_min, autoscale_max, deleted ON tenant.node_pools

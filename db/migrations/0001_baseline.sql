@@ -63,12 +63,6 @@ BEGIN
             missing := missing || format('role %s', role_name);
         END IF;
     END LOOP;
-    IF to_regclass('tenant.organizations') IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM tenant.organizations
-        WHERE id = '019b4000-0000-7000-8000-000000000000' AND name = 'system'
-    ) THEN
-        missing := missing || 'the system organization (019b4000-0000-7000-8000-000000000000, system)'::text;
-    END IF;
     IF cardinality(missing) > 0 THEN
         RAISE EXCEPTION 'the platform model fleet inventory applies onto is incomplete; missing: %',
             array_to_string(missing, '; ')
@@ -78,12 +72,6 @@ BEGIN
 END
 $platform_model$;
 
-GRANT USAGE ON SCHEMA tenant TO fun_platform_public_api, fun_platform_admin_api;
-
--- PostgreSQL grants EXECUTE on every new function to PUBLIC. fun_owner's functions start with no
--- grant at all instead, so a function added later is private until a migration grants it.
-ALTER DEFAULT PRIVILEGES FOR ROLE fun_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
-
 -- The platform's own organization (Fundament seeds it in every environment): owns first-party things,
 -- is no tenant, and every cross-organization query (public or staff) leaves it out through this one
 -- function. common/organizations.py holds the same id, and a test holds the two equal.
@@ -92,6 +80,26 @@ CREATE FUNCTION tenant.system_organization_id() RETURNS uuid
     AS $$ SELECT '019b4000-0000-7000-8000-000000000000'::uuid $$;
 REVOKE EXECUTE ON FUNCTION tenant.system_organization_id() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tenant.system_organization_id() TO fun_platform_admin_api, fun_cluster_worker;
+
+-- Fundament seeds the system organization in every environment; without it, this is not Fundament's
+-- database (or not one it finished setting up).
+DO $system_organization$
+BEGIN
+    IF NOT EXISTS (
+        SELECT 1 FROM tenant.organizations WHERE id = tenant.system_organization_id() AND name = 'system'
+    ) THEN
+        RAISE EXCEPTION 'the platform model fleet inventory applies onto is incomplete; missing: %',
+            format('the system organization (%s, system)', tenant.system_organization_id())
+            USING ERRCODE = 'undefined_object';
+    END IF;
+END
+$system_organization$;
+
+GRANT USAGE ON SCHEMA tenant TO fun_platform_public_api, fun_platform_admin_api;
+
+-- PostgreSQL grants EXECUTE on every new function to PUBLIC. fun_owner's functions start with no
+-- grant at all instead, so a function added later is private until a migration grants it.
+ALTER DEFAULT PRIVILEGES FOR ROLE fun_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
 
 -- Search (ListClusters, ListOrganizations, SearchNamespaces) matches names case-insensitively: a query
 -- of three or more characters as a substring, a shorter one as a prefix. Substrings are served by
@@ -111,7 +119,7 @@ ALTER TABLE tenant.organizations ADD COLUMN listed_publicly boolean NOT NULL DEF
 -- The system organization is never in the public overview, whatever anyone writes. Fundament never
 -- writes this column, so the constraint can refuse none of its writes.
 ALTER TABLE tenant.organizations ADD CONSTRAINT fleet_organizations_ck_system_unlisted CHECK (
-    id <> '019b4000-0000-7000-8000-000000000000'::uuid OR NOT listed_publicly
+    id <> tenant.system_organization_id() OR NOT listed_publicly
 );
 -- ListOrganizations pages by (name, id), (alias, name, id) or (created, name, id), over live and
 -- deleted rows alike; its query matches lower(name) and lower(alias).

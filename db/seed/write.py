@@ -1,7 +1,8 @@
 """Store a generated fleet in the database with COPY: the rows of the tenant model and the sync states.
 
-The platform model and `cluster_sync_state` are written by other systems in production, so no
-service role may write them (a planted deletion's ledger rows, which the collector would have
+The platform model and its sync state (the shoot columns of `tenant.clusters` and the rows of
+`tenant.cluster_outbox`, written as Fundament's provisioning side writes them: db/provisioning.py) are
+written by other systems in production, so no service role may write them (a planted deletion's ledger rows, which the collector would have
 written, come along); this runs on a privileged (superuser) connection, as `fleet db seed`,
 the test fixtures and the simulator's demo do. Shoots are not written: they live in the simulated
 garden, and reconcile mirrors them. A fleet is written once into an empty model (only the system
@@ -21,6 +22,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from db import provisioning
 from fleet_description.generate import FleetPart
 from fleet_description.model import Fleet
 
@@ -29,20 +31,22 @@ logger = logging.getLogger(__name__)
 # Table -> columns, in the order parents come before children (foreign keys hold after every COPY).
 COLUMNS: dict[str, tuple[str, ...]] = {
     "organizations": ("id", "name", "alias", "listed_publicly", "created", "deleted"),
-    "clusters": ("id", "organization_id", "name", "region", "kubernetes_version", "created", "deleted"),
-    "cluster_sync_state": (
-        "cluster_id",
-        "sync_status",
-        "sync_attempts",
-        "sync_error",
-        "sync_updated",
-        "first_completed",
+    "clusters": (
+        "id",
+        "organization_id",
+        "name",
+        "region",
+        "kubernetes_version",
+        "created",
+        "deleted",
         "shoot_status",
-        "shoot_operation",
-        "shoot_message",
-        "shoot_status_changed",
+        "shoot_status_message",
+        "shoot_status_updated",
     ),
     "node_pools": ("id", "cluster_id", "name", "machine_type", "autoscale_min", "autoscale_max", "created", "deleted"),
+    # After the node pools: Fundament copies a node pool's sync status onto its cluster too, so a
+    # cluster's own latest sync is written last.
+    "cluster_outbox": provisioning.OUTBOX_COLUMNS,
     "projects": ("id", "cluster_id", "name", "alias", "created", "deleted"),
     "namespaces": ("id", "project_id", "name", "created", "deleted"),
     "infrastructure_resources": (
@@ -69,8 +73,8 @@ class WrittenCounts:
 
     organizations: int = 0
     clusters: int = 0
-    cluster_sync_state: int = 0
     node_pools: int = 0
+    cluster_outbox: int = 0
     projects: int = 0
     namespaces: int = 0
     infrastructure_resources: int = 0
@@ -86,25 +90,23 @@ def _organizations(part: FleetPart) -> Iterator[tuple[Any, ...]]:
 
 def _clusters(part: FleetPart) -> Iterator[tuple[Any, ...]]:
     for c in part.clusters:
-        yield (c.id, c.organization_id, c.name, c.region, c.kubernetes_version, c.created, c.deleted)
+        yield (
+            c.id,
+            c.organization_id,
+            c.name,
+            c.region,
+            c.kubernetes_version,
+            c.created,
+            c.deleted,
+            *provisioning.cluster_values(c.sync),
+        )
 
 
-def _sync_states(part: FleetPart) -> Iterator[tuple[Any, ...]]:
+def _syncs(part: FleetPart) -> Iterator[tuple[Any, ...]]:
     for c in part.clusters:
-        s = c.sync
-        if s is not None:
-            yield (
-                c.id,
-                s.sync_status,
-                s.sync_attempts,
-                s.sync_error,
-                s.sync_updated,
-                s.first_completed,
-                s.shoot_status,
-                s.shoot_operation,
-                s.shoot_message,
-                s.shoot_status_changed,
-            )
+        if c.sync is not None:
+            for row in provisioning.outbox_rows(c.sync):
+                yield provisioning.outbox_values(c.id, row)
 
 
 def _node_pools(part: FleetPart) -> Iterator[tuple[Any, ...]]:
@@ -141,8 +143,8 @@ def _resources(part: FleetPart) -> Iterator[tuple[Any, ...]]:
 ROWS: dict[str, Callable[[FleetPart], Iterator[tuple[Any, ...]]]] = {
     "organizations": _organizations,
     "clusters": _clusters,
-    "cluster_sync_state": _sync_states,
     "node_pools": _node_pools,
+    "cluster_outbox": _syncs,
     "projects": _projects,
     "namespaces": _namespaces,
     "infrastructure_resources": _resources,

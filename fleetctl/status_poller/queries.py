@@ -12,6 +12,7 @@ import psycopg
 from psycopg.rows import class_row
 
 from common.database import load_queries
+from db.provisioning import shoot_columns
 
 QUERIES = load_queries(Path(__file__).with_name("queries.sql"))
 DatabaseError = psycopg.Error
@@ -39,9 +40,9 @@ class StatusWrite:
     shoot_status: str
     shoot_operation: str | None
     shoot_message: str
-    insert: bool  # the cluster has no sync state row yet
-    sync_status: str = "pending"  # only for an inserted row
-    first_completed: datetime | None = None  # only for an inserted row
+    insert: bool  # the cluster has no shoot status yet
+    sync_status: str = "pending"  # only for a first status: the sync that made the shoot
+    first_completed: datetime | None = None  # only for a first status
 
 
 async def clusters_with_status(conn: psycopg.AsyncConnection[Any]) -> list[ClusterStatusRow]:
@@ -51,32 +52,16 @@ async def clusters_with_status(conn: psycopg.AsyncConnection[Any]) -> list[Clust
 
 
 async def write_statuses(conn: psycopg.AsyncConnection[Any], writes: list[StatusWrite], *, now: datetime) -> None:
-    updates = [
-        {
-            "cluster_id": w.cluster_id,
-            "shoot_status": w.shoot_status,
-            "shoot_operation": w.shoot_operation,
-            "shoot_message": w.shoot_message,
-            "now": now,
-        }
-        for w in writes
-        if not w.insert
-    ]
-    inserts = [
-        {
-            "cluster_id": w.cluster_id,
-            "sync_status": w.sync_status,
-            "first_completed": w.first_completed,
-            "shoot_status": w.shoot_status,
-            "shoot_operation": w.shoot_operation,
-            "shoot_message": w.shoot_message,
-            "now": now,
-        }
-        for w in writes
-        if w.insert
-    ]
+    """Each write in Fundament's columns; a cluster's first status also records the sync behind it."""
+    updates = []
+    for w in writes:
+        columns = shoot_columns(w.shoot_status, w.shoot_operation, w.shoot_message)
+        updates.append(
+            {"cluster_id": w.cluster_id, "shoot_status": columns.status, "shoot_message": columns.message, "now": now}
+        )
+    syncs = [{"cluster_id": w.cluster_id, "sync_status": w.sync_status, "now": now} for w in writes if w.insert]
     async with conn.cursor() as cur:
+        if syncs:
+            await cur.executemany(QUERIES["record_sync"].sql, syncs)
         if updates:
             await cur.executemany(QUERIES["update_shoot_status"].sql, updates)
-        if inserts:
-            await cur.executemany(QUERIES["insert_sync_state"].sql, inserts)

@@ -79,6 +79,8 @@ def fleet_summary_response(
                 last_completed=row.last_completed,
                 interval_seconds=row.interval_seconds,
                 age_seconds=age_seconds(row.last_completed, now),
+                shards=row.shards,
+                shards_reporting=row.shards_reporting,
             )
             for row in loops
         ],

@@ -66,9 +66,9 @@ CROSS JOIN LATERAL (
 -- Called by FleetApi.list_clusters for its stale filter: the inventory loop's interval and first
 -- completed pass, which staleness is judged by; clusters.py turns them into the bound of the
 -- observed index that list_clusters reads.
-SELECT hb.interval_seconds, hb.first_completed
-FROM tenant.worker_heartbeats AS hb
-WHERE hb.loop = 'inventory';
+SELECT loops.interval_seconds, loops.first_completed
+FROM tenant.worker_loops AS loops
+WHERE loops.loop = 'inventory';
 
 -- name: get_cluster
 -- Called by FleetApi.get_cluster: one cluster, any state but the system organization's, as

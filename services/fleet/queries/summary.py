@@ -92,6 +92,8 @@ class LoopRow:
     loop: str
     last_completed: datetime
     interval_seconds: int
+    shards: int
+    shards_reporting: int
 
 
 async def loop_freshness(conn: psycopg.AsyncConnection[Any]) -> list[LoopRow]:

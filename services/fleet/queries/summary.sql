@@ -9,9 +9,9 @@
 -- 1,000,000 namespaces of the scale fleet are added up as 50,000 numbers in one pass, in the same
 -- snapshot as the rest of the summary.
 WITH inventory AS (
-    SELECT hb.interval_seconds, hb.first_completed
-    FROM tenant.worker_heartbeats AS hb
-    WHERE hb.loop = 'inventory'
+    SELECT loops.interval_seconds, loops.first_completed
+    FROM tenant.worker_loops AS loops
+    WHERE loops.loop = 'inventory'
 ),
 live_organizations AS (
     SELECT o.listed_publicly
@@ -104,7 +104,8 @@ GROUP BY f.kind
 ORDER BY f.kind;
 
 -- name: loop_freshness
--- Called by FleetApi.get_fleet_summary: each worker loop's last completed pass and interval.
-SELECT hb.loop, hb.last_completed, hb.interval_seconds
-FROM tenant.worker_heartbeats AS hb
-ORDER BY hb.loop;
+-- Called by FleetApi.get_fleet_summary: each worker loop's last completed pass (its oldest shard's,
+-- over the shards of its current split) and interval, and how many shards reported of how many.
+SELECT loops.loop, loops.last_completed, loops.interval_seconds, loops.shards, loops.shards_reporting
+FROM tenant.worker_loops AS loops
+ORDER BY loops.loop;

@@ -481,16 +481,20 @@ class DriftKindCount(_message.Message):
     def __init__(self, kind: _Optional[_Union[DriftKind, str]] = ..., findings: _Optional[int] = ...) -> None: ...
 
 class LoopFreshness(_message.Message):
-    __slots__ = ("loop", "last_completed", "interval_seconds", "age_seconds")
+    __slots__ = ("loop", "last_completed", "interval_seconds", "age_seconds", "shards", "shards_reporting")
     LOOP_FIELD_NUMBER: _ClassVar[int]
     LAST_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     INTERVAL_SECONDS_FIELD_NUMBER: _ClassVar[int]
     AGE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SHARDS_FIELD_NUMBER: _ClassVar[int]
+    SHARDS_REPORTING_FIELD_NUMBER: _ClassVar[int]
     loop: str
     last_completed: _timestamp_pb2.Timestamp
     interval_seconds: int
     age_seconds: int
-    def __init__(self, loop: _Optional[str] = ..., last_completed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., interval_seconds: _Optional[int] = ..., age_seconds: _Optional[int] = ...) -> None: ...
+    shards: int
+    shards_reporting: int
+    def __init__(self, loop: _Optional[str] = ..., last_completed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., interval_seconds: _Optional[int] = ..., age_seconds: _Optional[int] = ..., shards: _Optional[int] = ..., shards_reporting: _Optional[int] = ...) -> None: ...
 
 class GetOrganizationRequest(_message.Message):
     __slots__ = ("id",)
