@@ -1,12 +1,13 @@
 """Store a generated fleet in the database with COPY: the rows of the tenant model and the sync states.
 
 The platform model and its sync state (the shoot columns of `tenant.clusters` and the rows of
-`tenant.cluster_outbox`, written as Fundament's provisioning side writes them: db/provisioning.py) are
-written by other systems in production, so no service role may write them (a planted deletion's ledger rows, which the collector would have
-written, come along); this runs on a privileged (superuser) connection, as `fleet db seed`,
-the test fixtures and the simulator's demo do. Shoots are not written: they live in the simulated
-garden, and reconcile mirrors them. A fleet is written once into an empty model (only the system
-organization present); a second write is refused rather than half-applied.
+`tenant.cluster_outbox`, written as Fundament's provisioning side writes them: db/provisioning.py)
+are written by other systems in production, so no service role may write them (a planted deletion's
+ledger rows, which the collector would have written, come along); this runs on a privileged
+(superuser) connection, as `fleet db seed`, the test fixtures and the simulator's demo do. Shoots
+are not written: they live in the simulated garden, and reconcile mirrors them. A fleet is written
+once into an empty model (only the system organization present); a second write is refused rather
+than half-applied.
 
 Rows go in batches of organizations, parents before children, each table with one COPY per batch,
 all in one transaction: the scale fleet (1,000,000 namespaces) streams through in bounded memory.
@@ -27,6 +28,8 @@ from fleet_description.generate import FleetPart
 from fleet_description.model import Fleet
 
 logger = logging.getLogger(__name__)
+
+SEED_AUTHOR = "fleet db seed"
 
 # Table -> columns, in the order parents come before children (foreign keys hold after every COPY).
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -188,6 +191,11 @@ def write_parts(
     total = WrittenCounts()
     with conn.transaction(), conn.cursor() as cur:
         _require_empty(conn)
+        # The listing audit's trigger records the organizations written listed; this names who.
+        cur.execute(
+            "SELECT set_config('fleet.listing_changed_by', %s, true), set_config('fleet.listing_reason', %s, true)",
+            (SEED_AUTHOR, "listed in the generated fleet"),
+        )
         batch: list[FleetPart] = []
         for part in parts:
             batch.append(part)
