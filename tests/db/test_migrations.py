@@ -100,7 +100,7 @@ def more_migrations(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_without_the_platform_model_nothing_is_applied(empty_database: TestDatabase) -> None:
-    with pytest.raises(MigrationError, match="platform model is missing"):
+    with pytest.raises(MigrationError, match="platform model fleet inventory applies onto is incomplete"):
         migrate(empty_database.dsn())
     with psycopg.connect(empty_database.dsn()) as conn:
         assert db.migrate.applied_versions(conn) == {}

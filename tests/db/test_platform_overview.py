@@ -122,9 +122,23 @@ def test_listing_an_organization_adds_it(platform: TestDatabase) -> None:
     [
         ("UPDATE tenant.namespaces SET deleted = now() WHERE name = 'one'", ("acme", "Acme", 2, 1, 1)),
         ("UPDATE tenant.namespaces SET deleted = NULL WHERE name = 'removed'", ("acme", "Acme", 2, 1, 3)),
-        ("UPDATE tenant.projects SET deleted = now() WHERE name = 'kept'", ("acme", "Acme", 2, 0, 0)),
+        # Leaves first, as Fundament's delete-order triggers require.
+        (
+            "UPDATE tenant.namespaces SET deleted = now() WHERE deleted IS NULL AND project_id IN"
+            " (SELECT id FROM tenant.projects WHERE name = 'kept');"
+            " UPDATE tenant.projects SET deleted = now() WHERE name = 'kept'",
+            ("acme", "Acme", 2, 0, 0),
+        ),
         ("UPDATE tenant.projects SET deleted = NULL WHERE name = 'dropped'", ("acme", "Acme", 2, 2, 3)),
-        ("UPDATE tenant.clusters SET deleted = now() WHERE name = 'live'", ("acme", "Acme", 1, 0, 0)),
+        (
+            "UPDATE tenant.namespaces SET deleted = now() WHERE deleted IS NULL AND project_id IN"
+            " (SELECT p.id FROM tenant.projects AS p JOIN tenant.clusters AS c ON c.id = p.cluster_id"
+            " WHERE c.name = 'live');"
+            " UPDATE tenant.projects SET deleted = now() WHERE deleted IS NULL AND cluster_id IN"
+            " (SELECT id FROM tenant.clusters WHERE name = 'live');"
+            " UPDATE tenant.clusters SET deleted = now() WHERE name = 'live'",
+            ("acme", "Acme", 1, 0, 0),
+        ),
         ("UPDATE tenant.clusters SET deleted = NULL WHERE name = 'gone'", ("acme", "Acme", 3, 2, 3)),
         (
             "UPDATE tenant.organizations SET name = 'acme-renamed', alias = 'Re' WHERE name = 'acme'",

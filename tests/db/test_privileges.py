@@ -3,15 +3,24 @@
 Tables and functions are discovered from the catalog (every schema but PostgreSQL's own), so a table
 or function added by a later migration is covered without touching this file: it must then fit the
 matrix below or this test fails.
+
+Fundament's tables come with Fundament's own grants (its cluster-worker role, which fleet inventory's
+worker shares, may update clusters and write the outbox). Those are measured on a database holding only
+the platform model and taken as given; what fleet inventory adds on top of them is what this matrix
+holds to account.
 """
 
 from __future__ import annotations
+
+import os
+from collections.abc import Iterator
 
 import psycopg
 import pytest
 from psycopg import errors, sql
 
-from tests.fixtures.postgres import TestDatabase
+from db.migrate import apply_platform_model
+from tests.fixtures.postgres import PgServer, TestDatabase, drop_database
 
 HEARTBEAT = (
     "INSERT INTO tenant.worker_heartbeats (loop, last_completed, interval_seconds) VALUES ('inventory', now(), 60)"
@@ -38,14 +47,18 @@ LOCK_TABLE = "tenant.worker_locks"
 WORKER_APPEND_ONLY_TABLES = {"tenant.fleet_history"}
 # What the collector reads but only the database writes (triggers, as the owner): the cluster listing.
 WORKER_READ_TABLES = {"tenant.cluster_listing"}
+# What the staff API reads of Fundament's tables (the sync state's view reads the outbox), and the views
+# of ours over them.
 MODEL_TABLES = {
     "tenant.organizations",
     "tenant.clusters",
     "tenant.node_pools",
     "tenant.projects",
     "tenant.namespaces",
-    "tenant.cluster_sync_state",
 }
+MODEL_VIEWS = {"tenant.fleet_sync_state", "tenant.worker_loops"}
+# Fundament's tables without row security (its own choice: only service roles reach them).
+FUNDAMENT_WITHOUT_ROW_SECURITY = {"cluster_outbox"}
 PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER")
 USER_SCHEMAS = "nspname NOT IN ('pg_catalog', 'information_schema') AND nspname NOT LIKE 'pg\\_%'"
 
@@ -97,10 +110,32 @@ def executable(conn: psycopg.Connection[tuple[object, ...]], role: str) -> set[s
     return found
 
 
+@pytest.fixture(scope="module")
+def fundament_grants(pg_server: PgServer) -> Iterator[tuple[set[str], set[str], dict[str, dict[str, set[str]]]]]:
+    """On a database holding only the platform model: its relations, its functions, each role's grants."""
+    database = TestDatabase(pg_server, f"fleet_fundament_{os.getpid()}")
+    with psycopg.connect(pg_server.dsn("postgres"), autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database.name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database.name)))
+    try:
+        apply_platform_model(database.dsn())
+        with database.admin() as conn:
+            found = relations(conn)
+            grants = {role: {name: granted(conn, role, oid) for name, oid in found.items()} for role in SERVICE_ROLES}
+            yield set(found), set(functions(conn)), grants
+    finally:
+        drop_database(database)
+
+
+def ours(held: dict[str, set[str]], fundaments: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The privileges beyond Fundament's own, per relation (none left: not listed)."""
+    return {name: p - fundaments.get(name, set()) for name, p in held.items() if p - fundaments.get(name, set())}
+
+
 def test_the_catalog_holds_every_table_this_matrix_names(database: TestDatabase) -> None:
     with database.admin() as conn:
         found = set(relations(conn))
-    assert found >= WORKER_TABLES | MODEL_TABLES | {LOCK_TABLE}
+    assert found >= WORKER_TABLES | MODEL_TABLES | MODEL_VIEWS | {LOCK_TABLE}
     assert "fleet_meta.schema_migrations" in found
 
 
@@ -116,9 +151,14 @@ def test_public_api_can_touch_no_relation_at_all(database: TestDatabase) -> None
                 conn.execute(sql.SQL("SELECT 1 FROM {} LIMIT 1").format(sql.Identifier(schema, table)))
 
 
-def test_public_api_can_call_platform_overview_and_nothing_else(database: TestDatabase) -> None:
+def test_public_api_can_call_platform_overview_and_nothing_else(
+    database: TestDatabase, fundament_grants: tuple[set[str], set[str], dict[str, dict[str, set[str]]]]
+) -> None:
+    _, fundament_functions, _ = fundament_grants
     with database.admin() as conn:
-        callable_functions = executable(conn, PUBLIC_API)
+        callable_functions = executable(conn, PUBLIC_API) - fundament_functions
+    # Of ours, only the one; Fundament's functions keep PostgreSQL's default EXECUTE for PUBLIC (its
+    # triggers and session helpers, none of which reads a row for the caller).
     assert callable_functions == {"tenant.platform_overview()"}
     with psycopg.connect(database.dsn(PUBLIC_API)) as conn:
         assert conn.execute("SELECT * FROM tenant.platform_overview()").fetchall() == []
@@ -144,33 +184,42 @@ def test_only_the_public_api_may_call_platform_overview(database: TestDatabase) 
     assert callers == {PUBLIC_API}
 
 
-def test_admin_api_reads_every_tenant_table_and_writes_nothing(database: TestDatabase) -> None:
+def test_admin_api_reads_every_table_of_ours_and_the_model_and_writes_nothing(
+    database: TestDatabase, fundament_grants: tuple[set[str], set[str], dict[str, dict[str, set[str]]]]
+) -> None:
+    fundament_relations, _, _ = fundament_grants
     with database.admin() as conn:
         everything = relations(conn)
         held = {name: granted(conn, ADMIN_API, oid) for name, oid in everything.items()}
-    tenant_tables = {name for name in everything if name.startswith("tenant.")}
-    assert {name for name, privileges in held.items() if "SELECT" in privileges} == tenant_tables
+    tenant_tables_of_ours = {name for name in everything if name.startswith("tenant.")} - fundament_relations
+    readable = {name for name, privileges in held.items() if "SELECT" in privileges}
+    assert readable == tenant_tables_of_ours | MODEL_TABLES | {"tenant.cluster_outbox"}
     assert {name: p - {"SELECT"} for name, p in held.items() if p - {"SELECT"}} == {}
 
 
-def test_worker_writes_only_its_tables_and_deletes_nothing(database: TestDatabase) -> None:
+def test_worker_writes_only_its_tables_and_deletes_nothing(
+    database: TestDatabase, fundament_grants: tuple[set[str], set[str], dict[str, dict[str, set[str]]]]
+) -> None:
+    _, _, fundaments = fundament_grants
     with database.admin() as conn:
         everything = relations(conn)
         held = {name: granted(conn, WORKER, oid) for name, oid in everything.items()}
     expected = {name: {"SELECT", "INSERT", "UPDATE"} for name in WORKER_TABLES}
     expected |= {name: {"SELECT", "INSERT"} for name in WORKER_APPEND_ONLY_TABLES}
-    expected |= {name: {"SELECT"} for name in MODEL_TABLES | WORKER_READ_TABLES}
+    expected |= {name: {"SELECT"} for name in MODEL_VIEWS | WORKER_READ_TABLES}
     expected[LOCK_TABLE] = {"SELECT", "UPDATE"}
-    assert {name: privileges for name, privileges in held.items() if privileges} == expected
+    assert ours(held, fundaments[WORKER]) == expected
+    assert not any("DELETE" in p or "TRUNCATE" in p for p in held.values())
 
 
-def test_fundament_api_reads_only_the_model(database: TestDatabase) -> None:
+def test_fundament_api_gains_nothing_of_ours(
+    database: TestDatabase, fundament_grants: tuple[set[str], set[str], dict[str, dict[str, set[str]]]]
+) -> None:
+    _, _, fundaments = fundament_grants
     with database.admin() as conn:
         everything = relations(conn)
         held = {name: granted(conn, FUNDAMENT_API, oid) for name, oid in everything.items()}
-    assert {name: privileges for name, privileges in held.items() if privileges} == {
-        name: {"SELECT"} for name in MODEL_TABLES
-    }
+    assert ours(held, fundaments[FUNDAMENT_API]) == {}
 
 
 def row_security_problems(conn: psycopg.Connection[tuple[object, ...]]) -> list[str]:
@@ -181,6 +230,8 @@ def row_security_problems(conn: psycopg.Connection[tuple[object, ...]]) -> list[
     ).fetchall()
     problems = []
     for oid, name, row_security in tables:
+        if name in FUNDAMENT_WITHOUT_ROW_SECURITY:
+            continue
         if not row_security:
             problems.append(f"{name}: row level security is off")
         policies = conn.execute(
@@ -247,9 +298,9 @@ def test_writes_are_refused_in_practice(seeded_database: TestDatabase) -> None:
         with pytest.raises(errors.InsufficientPrivilege):
             conn.execute("DELETE FROM tenant.worker_heartbeats")
         with pytest.raises(errors.InsufficientPrivilege):
-            conn.execute("UPDATE tenant.clusters SET region = 'x'")
-        with pytest.raises(errors.InsufficientPrivilege):
-            conn.execute("UPDATE tenant.cluster_sync_state SET sync_status = 'failed'")
+            conn.execute("UPDATE tenant.projects SET name = 'x'")
+        with pytest.raises(errors.ObjectNotInPrerequisiteState):
+            conn.execute("UPDATE tenant.fleet_sync_state SET sync_status = 'failed'")
 
 
 def test_fundament_api_sees_only_the_organization_it_acts_for(seeded_database: TestDatabase) -> None:
@@ -269,7 +320,7 @@ def test_fundament_api_sees_only_the_organization_it_acts_for(seeded_database: T
         # Unscoped: nothing at all.
         assert conn.execute("SELECT count(*) FROM tenant.clusters").fetchone() == (0,)
         assert conn.execute("SELECT count(*) FROM tenant.organizations").fetchone() == (0,)
-        conn.execute("SELECT pg_catalog.set_config('fundament.organization_id', %s, false)", [str(org_id)])
+        conn.execute("SELECT pg_catalog.set_config('app.current_organization_id', %s, false)", [str(org_id)])
         assert conn.execute("SELECT count(*) FROM tenant.organizations").fetchone() == (1,)
         assert conn.execute("SELECT count(*) FROM tenant.clusters").fetchone() == (clusters,)
         assert conn.execute("SELECT count(DISTINCT organization_id) FROM tenant.clusters").fetchone() == (1,)

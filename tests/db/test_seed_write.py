@@ -18,7 +18,6 @@ def table_counts(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]
     for table in (
         "organizations",
         "clusters",
-        "cluster_sync_state",
         "node_pools",
         "projects",
         "namespaces",
@@ -27,6 +26,10 @@ def table_counts(conn: psycopg.Connection[tuple[object, ...]]) -> dict[str, int]
         row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier("tenant", table))).fetchone()
         assert row is not None
         counts[table] = int(str(row[0]))
+    # A sync state is Fundament's shoot columns (the outbox always has the cluster's first row).
+    row = conn.execute("SELECT count(*) FROM tenant.fleet_sync_state WHERE shoot_status IS NOT NULL").fetchone()
+    assert row is not None
+    counts["sync_states"] = int(str(row[0]))
     return counts
 
 
@@ -34,7 +37,7 @@ def fleet_counts(fleet: Fleet) -> dict[str, int]:
     return {
         "organizations": len(fleet.organizations) + 1,  # plus the system organization of the migrations
         "clusters": len(fleet.clusters),
-        "cluster_sync_state": sum(1 for c in fleet.clusters if c.sync is not None),
+        "sync_states": sum(1 for c in fleet.clusters if c.sync is not None),
         "node_pools": len(fleet.node_pools),
         "projects": len(fleet.projects),
         "namespaces": len(fleet.namespaces),
@@ -75,11 +78,11 @@ def test_seeded_statuses_in_sql_match_the_fleet(seeded_database: TestDatabase, s
         rows = conn.execute(
             """
             SELECT tenant.clusters.id::text,
-                   tenant.cluster_status(tenant.clusters.deleted IS NOT NULL, tenant.cluster_sync_state.sync_status,
-                       tenant.cluster_sync_state.shoot_status, tenant.cluster_sync_state.shoot_operation,
-                       tenant.cluster_sync_state.first_completed IS NOT NULL)
+                   tenant.cluster_status(tenant.clusters.deleted IS NOT NULL, tenant.fleet_sync_state.sync_status,
+                       tenant.fleet_sync_state.shoot_status, tenant.fleet_sync_state.shoot_operation,
+                       tenant.fleet_sync_state.first_completed IS NOT NULL)
             FROM tenant.clusters
-            LEFT JOIN tenant.cluster_sync_state ON tenant.cluster_sync_state.cluster_id = tenant.clusters.id
+            LEFT JOIN tenant.fleet_sync_state ON tenant.fleet_sync_state.cluster_id = tenant.clusters.id
             """
         ).fetchall()
     in_sql: dict[object, object] = dict(rows)
