@@ -23,6 +23,7 @@ import psycopg
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
+from common import timestamps
 from common.errors import SchemaTooOld
 from common.settings import DatabaseSettings
 
@@ -119,6 +120,8 @@ def make_pool(
         timeout=settings.connect_timeout_seconds,
         check=checks.check if checks else AsyncConnectionPool.check_connection,
         reset=checks.reset if checks else None,
+        # Times outside what Python holds (Fundament's tables do not refuse them) load clamped.
+        configure=timestamps.configure,
         kwargs={
             "application_name": application_name,
             "connect_timeout": max(1, round(settings.connect_timeout_seconds)),

@@ -1,131 +1,85 @@
-"""The provisioning side's times lie within the years 1 to 9999 (CHECK constraints on its tables).
+"""A time outside the years 1 to 9999 in Fundament's tables reads as the nearest end, never as a failure.
 
-psycopg's datetime and a protobuf Timestamp hold only those years, while PostgreSQL takes 'infinity',
-'-infinity' and times from 4713 BC to 294276 AD: one of those in a provisioning table would break every
-later staff read of its row. The constraint refuses the write instead, for every writer.
+PostgreSQL takes 'infinity', '-infinity' and times from 4713 BC to 294276 AD; psycopg's datetime and a
+protobuf Timestamp hold only the years 1 to 9999. Fundament's tables do not refuse the rest and fleet
+inventory adds no constraint to them (nothing of ours may refuse a write of Fundament's), so every
+process loads such a time clamped (common/timestamps.py) and counts it. Here each kind of time is set
+out of range by hand, as a careless edit would, and the staff API still answers over the real server.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from datetime import UTC, datetime
 
-import psycopg
 import pytest
-from psycopg import errors, sql
+from fundament.fleet.v1 import fleet_pb2
+from google.protobuf.timestamp_pb2 import Timestamp
 
-from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database
+from common.timestamps import EARLIEST, LATEST
+from tests.fixtures.fleet_api import FleetApiUnderTest
 
-# Every time column of the provisioning tables.
-COLUMNS = [
-    ("organizations", "created"),
-    ("organizations", "deleted"),
-    ("projects", "created"),
-    ("projects", "deleted"),
-    ("clusters", "created"),
-    ("clusters", "deleted"),
-    ("node_pools", "created"),
-    ("node_pools", "deleted"),
-    ("namespaces", "created"),
-    ("namespaces", "deleted"),
-    ("cluster_sync_state", "sync_updated"),
-    ("cluster_sync_state", "first_completed"),
-    ("cluster_sync_state", "shoot_status_changed"),
-]
-# cluster_sync_state.ready_since: an UPDATE cannot set it (its trigger derives it from
-# shoot_status_changed); an INSERT can, and is tested on its own below.
-# Each table's key, and which of its rows to write to: a live one, since a deleted row would trip
-# `deleted >= created` first.
-ROWS = {
-    "organizations": ("id", "deleted IS NULL"),
-    "projects": ("id", "deleted IS NULL"),
-    "clusters": ("id", "deleted IS NULL"),
-    "node_pools": ("id", "deleted IS NULL"),
-    "namespaces": ("id", "deleted IS NULL"),
-    "cluster_sync_state": ("cluster_id", "true"),
-}
-
-
-def one_row(conn: psycopg.Connection[tuple[object, ...]], table: str) -> object:
-    """The key of one row of `table` the tests may write to."""
-    key, which = ROWS[table]
-    row = conn.execute(
-        sql.SQL("SELECT {} FROM {} WHERE {} ORDER BY 1 LIMIT 1").format(
-            sql.Identifier(key), sql.Identifier("tenant", table), sql.SQL(which)
-        )
-    ).fetchone()
-    assert row is not None, f"the seed has no {table}"
-    return row[0]
-
-
-@pytest.fixture(scope="module")
-def refusing_database(pg_server: PgServer, pg_seeded_template: str) -> Iterator[TestDatabase]:
-    """One seeded database for every refused write: each test checks that its row is left as it was."""
-    db = clone_database(pg_server, pg_seeded_template)
-    try:
-        yield db
-    finally:
-        drop_database(db)
-
-
-# Too late, or before the year 1 (and so before any row's created).
 LATE = ["infinity", "10000-01-01 00:00:00+00"]
-EARLY = ["-infinity", "4713-01-01 00:00:00+00 BC", "0001-01-01 00:00:00+00 BC"]
+EARLY = ["-infinity", "4713-01-01 00:00:00+00 BC"]
+
+
+def stamp(moment: datetime) -> Timestamp:
+    result = Timestamp()
+    result.FromDatetime(moment)
+    return result
+
+
+async def a_cluster(api: FleetApiUnderTest) -> str:
+    page = await api.call("grpc", "ListClusters", fleet_pb2.ListClustersRequest(page_size=1))
+    return str(page.clusters[0].id)
 
 
 @pytest.mark.parametrize("value", LATE + EARLY)
-@pytest.mark.parametrize(("table", "column"), COLUMNS, ids=[f"{t}.{c}" for t, c in COLUMNS])
-def test_a_time_out_of_range_is_refused_and_the_row_kept(
-    refusing_database: TestDatabase, table: str, column: str, value: str
-) -> None:
-    key = ROWS[table][0]
-    select = sql.SQL("SELECT * FROM {} WHERE {} = %s").format(sql.Identifier("tenant", table), sql.Identifier(key))
-    with refusing_database.admin() as conn:
-        row_id = one_row(conn, table)
-        before = conn.execute(select, [row_id]).fetchone()
-        with pytest.raises(errors.CheckViolation) as refused:
-            conn.execute(
-                sql.SQL("UPDATE {} SET {} = %s::timestamptz WHERE {} = %s").format(
-                    sql.Identifier("tenant", table), sql.Identifier(column), sql.Identifier(key)
-                ),
-                [value, row_id],
-            )
-        # An early deleted is before created: the older `deleted >= created` refuses it first
-        # (PostgreSQL tests a table's CHECKs in name order).
-        older = column == "deleted" and value in EARLY
-        assert refused.value.diag.constraint_name == f"{table}_ck_{'deleted' if older else 'times_in_range'}"
-        assert conn.execute(select, [row_id]).fetchone() == before
+async def test_a_clusters_created_out_of_range_reads_clamped(fleet_api: FleetApiUnderTest, value: str) -> None:
+    cluster = await a_cluster(fleet_api)
+    with fleet_api.database.admin() as conn:
+        conn.execute("UPDATE tenant.clusters SET created = %s::timestamptz WHERE id = %s", (value, cluster))
+    answer = await fleet_api.call("grpc", "GetCluster", fleet_pb2.GetClusterRequest(id=cluster))
+    assert answer.cluster.created == stamp(LATEST if value in LATE else EARLIEST)
+    page = await fleet_api.call("connect", "ListClusters", fleet_pb2.ListClustersRequest(page_size=500))
+    assert cluster in {c.id for c in page.clusters}
 
 
-def test_the_ends_of_the_range_are_still_taken(seeded_database: TestDatabase) -> None:
-    with seeded_database.admin() as conn:
-        row_id = one_row(conn, "organizations")
-        conn.execute(
-            "UPDATE tenant.organizations SET created = '0001-01-01 00:00:00Z', deleted = '9999-12-31 23:59:59.999999Z'"
-            " WHERE id = %s",
-            [row_id],
-        )
-        row = conn.execute(
-            "SELECT extract(year FROM created AT TIME ZONE 'UTC'), extract(year FROM deleted AT TIME ZONE 'UTC')"
-            " FROM tenant.organizations WHERE id = %s",
-            [row_id],
-        )
-        assert row.fetchone() == (1, 9999)
+@pytest.mark.parametrize("value", LATE + EARLY)
+async def test_an_organizations_created_out_of_range_reads_clamped(fleet_api: FleetApiUnderTest, value: str) -> None:
+    page = await fleet_api.call("grpc", "ListOrganizations", fleet_pb2.ListOrganizationsRequest(page_size=1))
+    organization = page.organizations[0].id
+    with fleet_api.database.admin() as conn:
+        conn.execute("UPDATE tenant.organizations SET created = %s::timestamptz WHERE id = %s", (value, organization))
+    answer = await fleet_api.call("grpc", "GetOrganization", fleet_pb2.GetOrganizationRequest(id=organization))
+    assert answer.organization.created == stamp(LATEST if value in LATE else EARLIEST)
+    listed = await fleet_api.call("connect", "ListOrganizations", fleet_pb2.ListOrganizationsRequest(page_size=500))
+    times = {o.id: o.created for o in listed.organizations}
+    assert times[organization] == stamp(LATEST if value in LATE else EARLIEST)
 
 
-@pytest.mark.parametrize("value", ["infinity", "10000-01-01 00:00:00+00"])
-def test_a_ready_since_inserted_out_of_range_is_refused(refusing_database: TestDatabase, value: str) -> None:
-    # The trigger keeps a ready_since the writer inserts for a ready cluster: the cluster's sync state
-    # is written anew (in one transaction, which the refusal rolls back).
-    with refusing_database.admin() as conn:
-        cluster_id = one_row(conn, "cluster_sync_state")
-        select = "SELECT * FROM tenant.cluster_sync_state WHERE cluster_id = %s"
-        before = conn.execute(select, [cluster_id]).fetchone()
-        with pytest.raises(errors.CheckViolation) as refused, conn.transaction():
-            conn.execute("DELETE FROM tenant.cluster_sync_state WHERE cluster_id = %s", [cluster_id])
-            conn.execute(
-                "INSERT INTO tenant.cluster_sync_state (cluster_id, sync_status, first_completed, shoot_status,"
-                " ready_since) VALUES (%s, 'completed', now(), 'ready', %s::timestamptz)",
-                [cluster_id, value],
-            )
-        assert refused.value.diag.constraint_name == "cluster_sync_state_ck_times_in_range"
-        assert conn.execute(select, [cluster_id]).fetchone() == before
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE tenant.node_pools SET created = 'infinity' WHERE cluster_id = %(cluster)s",
+        "UPDATE tenant.projects SET created = '-infinity' WHERE cluster_id = %(cluster)s",
+        "UPDATE tenant.namespaces SET created = 'infinity' WHERE project_id IN"
+        " (SELECT id FROM tenant.projects WHERE cluster_id = %(cluster)s)",
+        "UPDATE tenant.clusters SET shoot_status_updated = '-infinity' WHERE id = %(cluster)s",
+        "UPDATE tenant.cluster_outbox SET processed = '10000-01-01 00:00:00+00' WHERE cluster_id = %(cluster)s",
+    ],
+    ids=["node pools", "projects", "namespaces", "shoot status time", "outbox processed"],
+)
+async def test_every_other_time_of_a_cluster_reads_clamped(fleet_api: FleetApiUnderTest, statement: str) -> None:
+    cluster = await a_cluster(fleet_api)
+    with fleet_api.database.admin() as conn:
+        conn.execute(statement, {"cluster": cluster})
+    for protocol in ("grpc", "connect"):
+        answer = await fleet_api.call(protocol, "GetCluster", fleet_pb2.GetClusterRequest(id=cluster))
+        assert answer.cluster.id == cluster
+    summary = await fleet_api.call("grpc", "GetFleetSummary", fleet_pb2.GetFleetSummaryRequest())
+    assert summary.clusters > 0
+
+
+def test_the_bounds_are_the_years_one_and_9999() -> None:
+    assert (EARLIEST.year, LATEST.year, LATEST.tzinfo) == (1, 9999, UTC)
+    assert stamp(LATEST).ToDatetime(tzinfo=UTC) == LATEST

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from fundament.fleet.v1 import fleet_pb2
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from common.timestamps import clamp_postgres_micros
 from services.fleet.queries.organizations import POSTGRES_EPOCH, ListingChangeRow, OrganizationRow
 
 
@@ -48,7 +49,7 @@ _POSTGRES_EPOCH_SECONDS = int(POSTGRES_EPOCH.timestamp())
 def _set_time(stamp: Timestamp, postgres_micros: int) -> None:
     """Set `stamp` to the time `postgres_micros` microseconds after 2000-01-01 UTC, in integers: floor
     division, so a time before an epoch has negative seconds and nanos in [0, 1e9), as protobuf's own."""
-    seconds, micros = divmod(postgres_micros, 1_000_000)
+    seconds, micros = divmod(clamp_postgres_micros(postgres_micros), 1_000_000)
     stamp.seconds = seconds + _POSTGRES_EPOCH_SECONDS
     stamp.nanos = micros * 1_000
 

@@ -15,6 +15,7 @@ import psycopg
 from psycopg.rows import RowMaker
 from psycopg.types.numeric import Int8BinaryLoader
 
+from common.timestamps import clamp_postgres_micros
 from services.fleet.queries.base import fetch_all, load, order_params, ordered
 
 QUERIES = load("organizations.sql")
@@ -56,7 +57,7 @@ class OrganizationRow(NamedTuple):
 
 def from_postgres_micros(micros: int) -> datetime:
     """The aware datetime `micros` microseconds after 2000-01-01 UTC (PostgreSQL's epoch)."""
-    return POSTGRES_EPOCH + timedelta(microseconds=micros)
+    return POSTGRES_EPOCH + timedelta(microseconds=clamp_postgres_micros(micros))
 
 
 class OrganizationOrder(StrEnum):
