@@ -138,6 +138,41 @@ def write_sync_state(conn: psycopg.Connection[Any], cluster_id: UUID, sync: Sync
         conn.execute(QUERIES["record_sync"].sql, dict(zip(OUTBOX_COLUMNS, outbox_values(cluster_id, row), strict=True)))
 
 
+def write_state(
+    conn: psycopg.Connection[Any],
+    cluster_id: UUID,
+    *,
+    sync_status: str = "completed",
+    shoot_status: str = "ready",
+    shoot_operation: str | None = None,
+    first_completed: datetime | None = None,
+    at: datetime,
+    sync_attempts: int = 0,
+    sync_error: str | None = None,
+    shoot_message: str | None = None,
+) -> None:
+    """`write_sync_state` from keywords (what the tests write): the state as of `at`; a completed sync
+    has completed first at `first_completed` (default: `at`). Write node pools first: Fundament copies a
+    node pool's sync status onto its cluster too."""
+    if sync_status == "completed" and first_completed is None:
+        first_completed = at
+    write_sync_state(
+        conn,
+        cluster_id,
+        SyncSpec(
+            sync_status=sync_status,
+            shoot_status=shoot_status,
+            shoot_operation=shoot_operation,
+            first_completed=first_completed,
+            sync_updated=at,
+            shoot_status_changed=at,
+            sync_attempts=sync_attempts,
+            sync_error=sync_error,
+            shoot_message=shoot_message,
+        ),
+    )
+
+
 def record_shoot_status(
     conn: psycopg.Connection[Any],
     cluster_id: UUID,
@@ -169,3 +204,11 @@ def record_sync(
         "updated", status, retries, error, at, at if status == "completed" else None, at if status == "failed" else None
     )
     conn.execute(QUERIES["record_sync"].sql, dict(zip(OUTBOX_COLUMNS, outbox_values(cluster_id, row), strict=True)))
+
+
+def delete_cluster(conn: psycopg.Connection[Any], cluster_id: UUID, *, at: datetime) -> None:
+    """Soft-delete a cluster as Fundament does, leaves first (its delete-order triggers refuse anything
+    else): the cluster's live namespaces, then its live projects, then the cluster."""
+    params = {"cluster_id": cluster_id, "at": at}
+    for name in ("delete_cluster_namespaces", "delete_cluster_projects", "delete_cluster"):
+        conn.execute(QUERIES[name].sql, params)

@@ -22,3 +22,16 @@ VALUES (
     %(cluster_id)s, %(event)s, %(source)s, %(status)s, %(retries)s, %(status_info)s, %(created)s, %(processed)s,
     %(failed)s
 )
+
+-- name: delete_cluster_namespaces
+-- Called by provisioning.delete_cluster first: the cluster's live namespaces.
+UPDATE tenant.namespaces SET deleted = %(at)s
+WHERE deleted IS NULL AND project_id IN (SELECT id FROM tenant.projects WHERE cluster_id = %(cluster_id)s)
+
+-- name: delete_cluster_projects
+-- Called by provisioning.delete_cluster next: the cluster's live projects.
+UPDATE tenant.projects SET deleted = %(at)s WHERE deleted IS NULL AND cluster_id = %(cluster_id)s
+
+-- name: delete_cluster
+-- Called by provisioning.delete_cluster last: the cluster itself.
+UPDATE tenant.clusters SET deleted = %(at)s WHERE id = %(cluster_id)s

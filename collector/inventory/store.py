@@ -279,6 +279,14 @@ async def record_failure(conn: Conn, cluster_id: UUID, *, error: str, at: dateti
     await conn.execute(_QUERIES["record_failure"].sql, {"cluster_id": cluster_id, "error": error, "at": at})
 
 
+async def round_health(conn: Conn) -> tuple[int, int]:
+    """Fleet-wide (stale clusters, skewed status times) as of now."""
+    async with conn.cursor() as cur:
+        await cur.execute(_QUERIES["round_health"].sql)
+        row = await cur.fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
 async def record_heartbeat(
     conn: Conn, *, at: datetime, interval_seconds: int, shard: str, details: Mapping[str, object]
 ) -> None:

@@ -10,7 +10,7 @@ reason over gRPC.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -23,6 +23,7 @@ from collector.kube.client import garden_client
 from collector.kube.errors import ServerError
 from collector.kube.garden import RealGardener
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
+from db import provisioning
 from tests.fixtures.collector import Collector, shoot_key_of, write_kubeconfig
 from tests.fixtures.fleet_api import serving_fleet
 from tests.fixtures.postgres import TestDatabase
@@ -72,12 +73,9 @@ def active(database: TestDatabase, cluster_id: UUID) -> int:
 def delete_cluster(database: TestDatabase, cluster_id: UUID) -> None:
     """What the provisioning side does first: the row is deleted, the shoot's deletion begins."""
     with database.admin() as admin:
-        admin.execute("UPDATE tenant.clusters SET deleted = now() WHERE id = %s", (cluster_id,))
-        admin.execute(
-            "UPDATE tenant.cluster_sync_state SET shoot_status = 'deleting', shoot_operation = 'delete',"
-            " shoot_status_changed = now() WHERE cluster_id = %s",
-            (cluster_id,),
-        )
+        now = datetime.now(UTC)
+        provisioning.delete_cluster(admin, cluster_id, at=now)
+        provisioning.record_shoot_status(admin, cluster_id, "deleting", at=now)
 
 
 async def test_a_deleted_clusters_rows_close_once_its_shoot_is_gone(

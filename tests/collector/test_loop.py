@@ -29,6 +29,7 @@ from collector.settings import InventorySettings, Shard
 from common.database import CheckUnlessRecent, make_pool
 from common.naming import worker_name
 from common.settings import DatabaseSettings
+from db import provisioning
 from tests.fixtures.collector import T0, WORKER_ROLE, World, make_world
 from tests.fixtures.postgres import TestDatabase
 
@@ -143,7 +144,7 @@ async def test_only_ready_clusters_of_live_tenant_organizations_are_queued(
         gone_org = make_world(admin)
         admin.execute("UPDATE tenant.organizations SET deleted = %s WHERE id = %s", (T0, gone_org.organization_id))
         deleted = world.clusters[3].id
-        admin.execute("UPDATE tenant.clusters SET deleted = %s WHERE id = %s", (T0, deleted))
+        provisioning.delete_cluster(admin, deleted, at=T0)
         system = uuid4()
         admin.execute(
             "INSERT INTO tenant.clusters (id, organization_id, name, region, kubernetes_version)"

@@ -30,6 +30,7 @@ from collector.reconcile.drift import KIND_IDS
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
 from common.database import make_pool
 from common.settings import DatabaseSettings
+from db import provisioning
 from db.seed.write import write_fleet
 from fleet_description.model import Fleet
 from sim.api.credentials.kubeconfig import to_yaml
@@ -658,7 +659,7 @@ async def test_a_deletion_under_way_too_long_is_reported(setup: Setup) -> None:
     clock = SteppingClock()  # T0, then five minutes more per pass
     with setup.admin() as admin:
         # The deletion began just before the first pass.
-        admin.execute("UPDATE tenant.clusters SET deleted = %s WHERE id = %s", (T0 - timedelta(minutes=1), deleting))
+        provisioning.delete_cluster(admin, deleting, at=T0 - timedelta(minutes=1))
     subject = ("shoot_of_deleted_cluster", str(shoot.uid))
     async with setup.loop(interval_seconds=300, deletion_timeout_seconds=None, clock=clock) as loop:
         for _ in range(3):  # under way 1, 6 and 11 minutes: within 15
@@ -680,7 +681,7 @@ async def test_the_bound_is_configurable(setup: Setup) -> None:
     deleting = noted(setup.sim.fleet, "scenario.deleting")[0]
     shoot = shoot_of_cluster(setup.sim, deleting)
     with setup.admin() as admin:
-        admin.execute("UPDATE tenant.clusters SET deleted = %s WHERE id = %s", (T0 - timedelta(minutes=2), deleting))
+        provisioning.delete_cluster(admin, deleting, at=T0 - timedelta(minutes=2))
     async with setup.loop(deletion_timeout_seconds=60, clock=lambda: T0) as loop:
         await loop.run_once()
     assert ("shoot_of_deleted_cluster", str(shoot.uid)) in setup.open_findings()
