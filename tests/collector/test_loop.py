@@ -151,11 +151,7 @@ async def test_only_ready_clusters_of_live_tenant_organizations_are_queued(
             " VALUES (%s, tenant.system_organization_id(), 'sys', 'eu', '1.31.0')",
             (system,),
         )
-        admin.execute(
-            "INSERT INTO tenant.cluster_sync_state (cluster_id, sync_status, shoot_status, first_completed)"
-            " VALUES (%s, 'completed', 'ready', %s)",
-            (system, T0),
-        )
+        provisioning.write_state(admin, system, at=T0)
     summary = await loop_over(worker_pool, MockReader(worker_pool, sources=SOURCES), Clock()).run_once()
     queued = {r.cluster.id for r in summary.results}
     assert queued == {c.id for c in world.clusters[:3]} | {unhealthy}

@@ -143,7 +143,7 @@ def ready_ids(database: TestDatabase) -> set[str]:
     with database.admin() as admin:
         rows = admin.execute(
             "SELECT c.id::text FROM tenant.clusters c JOIN tenant.organizations o ON o.id = c.organization_id"
-            " JOIN tenant.cluster_sync_state s ON s.cluster_id = c.id"
+            " JOIN tenant.fleet_sync_state s ON s.cluster_id = c.id"
             " WHERE tenant.cluster_is_ready(c.deleted IS NOT NULL, o.deleted IS NOT NULL, o.id, s.shoot_status)"
         ).fetchall()
     return {str(r[0]) for r in rows}

@@ -22,6 +22,7 @@ from collector.reconcile import store
 from collector.reconcile.drift import KIND_IDS, find_drift
 from collector.reconcile.observed import Observed, ShootObservation
 from common.database import load_queries
+from db import provisioning
 from tests.fixtures.postgres import TestDatabase
 
 ROLE = "fun_cluster_worker"
@@ -48,10 +49,14 @@ def add_cluster(
         (cluster, org, version, T0 - timedelta(days=30), deleted),
     )
     if sync_status is not None:
-        admin.execute(
-            "INSERT INTO tenant.cluster_sync_state (cluster_id, sync_status, shoot_status, shoot_operation,"
-            " first_completed) VALUES (%s, %s, %s, 'reconcile', %s)",
-            (cluster, sync_status, shoot_status, T0 - timedelta(days=29)),
+        provisioning.write_state(
+            admin,
+            cluster,
+            sync_status=sync_status,
+            shoot_status=shoot_status,
+            shoot_operation="reconcile",
+            first_completed=T0 - timedelta(days=29),
+            at=T0 - timedelta(days=29),
         )
     return org, cluster
 

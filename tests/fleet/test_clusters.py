@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from fundament.fleet.v1 import fleet_pb2
 
 from common import clusterstatus
 from common.clusterstatus import ClusterStatus
+from db import provisioning
 from tests.fixtures.fleet_api import NOW, SYSTEM_ORGANIZATION, CallFailed, FleetApiUnderTest
 from tests.fixtures.postgres import TestDatabase
 
@@ -48,7 +49,7 @@ def read_truth(database: TestDatabase) -> dict[str, Truth]:
             " s.sync_status, s.shoot_status, s.shoot_operation, s.first_completed, s.ready_since,"
             " snap.observed"
             " FROM tenant.clusters c JOIN tenant.organizations o ON o.id = c.organization_id"
-            " LEFT JOIN tenant.cluster_sync_state s ON s.cluster_id = c.id"
+            " LEFT JOIN tenant.fleet_sync_state s ON s.cluster_id = c.id"
             " LEFT JOIN tenant.cluster_snapshots snap ON snap.cluster_id = c.id"
             " WHERE c.organization_id <> %s",
             (SYSTEM_ORGANIZATION,),
@@ -312,7 +313,7 @@ def _insert_every_combination(database: TestDatabase) -> tuple[uuid.UUID, dict[s
             for shoot in clusterstatus.SHOOT_STATUSES
             for operation in (None, *clusterstatus.SHOOT_OPERATIONS)
             for ever in (False, True)
-            if not (sync == "completed" and not ever)  # the schema's CHECK: completed implies first_completed
+            if not (sync == "completed" and not ever)  # a completed latest sync has completed once
         ]
         for n, (deleted, sync, shoot, operation, ever) in enumerate(combos):
             row = conn.execute(
@@ -321,10 +322,15 @@ def _insert_every_combination(database: TestDatabase) -> tuple[uuid.UUID, dict[s
                 (org_id, f"combo-{n:04d}", deleted),
             ).fetchone()
             assert row is not None
-            conn.execute(
-                "INSERT INTO tenant.cluster_sync_state (cluster_id, sync_status, shoot_status, shoot_operation,"
-                " first_completed) VALUES (%s, %s, %s, %s, CASE WHEN %s THEN now() END)",
-                (row[0], sync, shoot, operation, ever),
+            # As Fundament records it; an operation is only a progressing shoot's (its message says it).
+            provisioning.write_state(
+                conn,
+                row[0],
+                sync_status=sync,
+                shoot_status=shoot,
+                shoot_operation=operation,
+                first_completed=NOW - timedelta(hours=1) if ever else None,
+                at=NOW,
             )
             expected[str(row[0])] = clusterstatus.cluster_status(
                 deleted=deleted, sync_status=sync, shoot_status=shoot, shoot_operation=operation, ever_completed=ever

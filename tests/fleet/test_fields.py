@@ -181,7 +181,7 @@ async def test_cluster_summary_fields(shared_fleet_api: FleetApiUnderTest, truth
         " snap.last_error_at,"
         " (SELECT count(*) FROM tenant.drift_findings f WHERE f.cluster_id = c.id AND f.resolved IS NULL)"
         " FROM tenant.clusters c JOIN tenant.organizations o ON o.id = c.organization_id"
-        " JOIN tenant.cluster_sync_state s ON s.cluster_id = c.id"
+        " JOIN tenant.fleet_sync_state s ON s.cluster_id = c.id"
         " JOIN tenant.cluster_snapshots snap ON snap.cluster_id = c.id"
         " JOIN tenant.gardener_shoots g ON g.cluster_id = c.id AND g.deleted IS NULL WHERE c.id = %s",
         (cid,),
@@ -278,7 +278,7 @@ async def test_get_cluster_parts(shared_fleet_api: FleetApiUnderTest, truth: dic
         db,
         "SELECT sync_status, sync_attempts, coalesce(sync_error, ''), sync_updated, first_completed, shoot_status,"
         " coalesce(shoot_operation, ''), coalesce(shoot_message, ''), shoot_status_changed"
-        " FROM tenant.cluster_sync_state WHERE cluster_id = %s",
+        " FROM tenant.fleet_sync_state WHERE cluster_id = %s",
         (cid,),
     )
     s = got.sync

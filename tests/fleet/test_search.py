@@ -21,7 +21,7 @@ from tests.fixtures.postgres import TestDatabase
 LIVE_CLUSTERS = (
     "SELECT c.id FROM tenant.clusters c JOIN tenant.organizations o ON o.id = c.organization_id"
     " LEFT JOIN tenant.cluster_snapshots s ON s.cluster_id = c.id"
-    " LEFT JOIN tenant.cluster_sync_state ss ON ss.cluster_id = c.id"
+    " LEFT JOIN tenant.fleet_sync_state ss ON ss.cluster_id = c.id"
     " WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> tenant.system_organization_id()"
 )
 CLUSTER_KEYS: dict[int, list[str]] = {

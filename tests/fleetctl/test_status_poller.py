@@ -34,7 +34,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 STATUS_SQL = """
 SELECT c.id, tenant.cluster_status(c.deleted IS NOT NULL, s.sync_status, s.shoot_status, s.shoot_operation,
                                    s.first_completed IS NOT NULL)
-FROM tenant.clusters AS c LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+FROM tenant.clusters AS c LEFT JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
 """
 
 
@@ -110,7 +110,7 @@ async def test_ready_since_moves_only_when_the_status_changes(
     def changed_at() -> Any:
         with seeded.admin() as conn:
             row = conn.execute(
-                "SELECT shoot_status_changed FROM tenant.cluster_sync_state WHERE cluster_id = %s", (cluster_id,)
+                "SELECT shoot_status_changed FROM tenant.fleet_sync_state WHERE cluster_id = %s", (cluster_id,)
             ).fetchone()
             assert row is not None
             return row[0]
