@@ -109,7 +109,7 @@ def cluster_values(sync: SyncSpec | None) -> tuple[str | None, str | None, datet
     return columns.status, columns.message, sync.shoot_status_changed
 
 
-def outbox_values(cluster_id: UUID, row: OutboxRow) -> tuple[Any, ...]:
+def outbox_values(cluster_id: UUID | str, row: OutboxRow) -> tuple[Any, ...]:
     """A cluster outbox row in the column order of `OUTBOX_COLUMNS` (for COPY)."""
     return (
         cluster_id,
@@ -127,7 +127,7 @@ def outbox_values(cluster_id: UUID, row: OutboxRow) -> tuple[Any, ...]:
 OUTBOX_COLUMNS = ("cluster_id", "event", "source", "status", "retries", "status_info", "created", "processed", "failed")
 
 
-def write_sync_state(conn: psycopg.Connection[Any], cluster_id: UUID, sync: SyncSpec) -> None:
+def write_sync_state(conn: psycopg.Connection[Any], cluster_id: UUID | str, sync: SyncSpec) -> None:
     """Record `sync` for an existing cluster as Fundament would: its shoot columns, then its syncs."""
     status, message, updated = cluster_values(sync)
     conn.execute(
@@ -140,7 +140,7 @@ def write_sync_state(conn: psycopg.Connection[Any], cluster_id: UUID, sync: Sync
 
 def write_state(
     conn: psycopg.Connection[Any],
-    cluster_id: UUID,
+    cluster_id: UUID | str,
     *,
     sync_status: str = "completed",
     shoot_status: str = "ready",
@@ -175,7 +175,7 @@ def write_state(
 
 def record_shoot_status(
     conn: psycopg.Connection[Any],
-    cluster_id: UUID,
+    cluster_id: UUID | str,
     status: str,
     *,
     at: datetime,
@@ -192,7 +192,7 @@ def record_shoot_status(
 
 def record_sync(
     conn: psycopg.Connection[Any],
-    cluster_id: UUID,
+    cluster_id: UUID | str,
     status: str,
     *,
     at: datetime,
@@ -206,7 +206,7 @@ def record_sync(
     conn.execute(QUERIES["record_sync"].sql, dict(zip(OUTBOX_COLUMNS, outbox_values(cluster_id, row), strict=True)))
 
 
-def delete_cluster(conn: psycopg.Connection[Any], cluster_id: UUID, *, at: datetime) -> None:
+def delete_cluster(conn: psycopg.Connection[Any], cluster_id: UUID | str, *, at: datetime) -> None:
     """Soft-delete a cluster as Fundament does, leaves first (its delete-order triggers refuse anything
     else): the cluster's live namespaces, then its live projects, then the cluster."""
     params = {"cluster_id": cluster_id, "at": at}

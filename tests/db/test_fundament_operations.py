@@ -73,7 +73,7 @@ def counts(conn: psycopg.Connection[tuple[object, ...]], organization: UUID) -> 
     found = {}
     for table, column in tables.items():
         row = conn.execute(f"SELECT count(*) FROM tenant.{table} WHERE {column} = %s", (organization,)).fetchone()
-        found[table] = int(row[0]) if row else 0
+        found[table] = int(str(row[0])) if row else 0
     return found
 
 
@@ -122,6 +122,6 @@ def test_fundaments_delete_order_and_soft_deletes_pass_our_triggers(seeded_datab
         )
         conn.execute("UPDATE tenant.projects SET deleted = now() WHERE deleted IS NULL AND cluster_id = %s", cluster)
         conn.execute("UPDATE tenant.clusters SET deleted = now() WHERE id = %s", cluster)
-        provisioning.record_shoot_status(conn, cluster[0], "deleting", at=T0 + timedelta(days=1))
+        provisioning.record_shoot_status(conn, str(cluster[0]), "deleting", at=T0 + timedelta(days=1))
         status = conn.execute("SELECT status, projects, namespaces FROM tenant.cluster_listing WHERE id = %s", cluster)
         assert status.fetchone() == ("deleting", 0, 0)

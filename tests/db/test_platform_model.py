@@ -116,7 +116,7 @@ def test_it_adds_only_its_own_objects_and_never_writes_fundaments_version(fundam
     stand_in = {
         name
         for (name,) in foreign_names
-        if not name.startswith(
+        if not str(name).startswith(
             (
                 "tenant.organizations_",
                 "tenant.clusters_",

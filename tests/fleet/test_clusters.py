@@ -325,7 +325,7 @@ def _insert_every_combination(database: TestDatabase) -> tuple[uuid.UUID, dict[s
             # As Fundament records it; an operation is only a progressing shoot's (its message says it).
             provisioning.write_state(
                 conn,
-                row[0],
+                str(row[0]),
                 sync_status=sync,
                 shoot_status=shoot,
                 shoot_operation=operation,
