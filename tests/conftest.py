@@ -1,6 +1,7 @@
 """Fixture modules are plugins (psycopg's `fix_*.py` style), not one giant conftest."""
 
 pytest_plugins = [
+    "tests.fixtures.tools",  # first: the other plugins import it
     "tests.fixtures.postgres",
     "tests.fixtures.fleet_api",
     "tests.fixtures.collector",

@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from collector.settings import Settings, Shard
 from tests.fixtures.collector import SHOOT_FAULTS, WORKER_ROLE
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
+from tests.fixtures.waiting import eventually
 
 PROJECT = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 60.0
@@ -63,21 +63,20 @@ class Worker:
                 self.lines.put({"message": raw.decode(errors="replace")})
 
     def wait_for_log(self, message: str) -> dict[str, Any]:
-        deadline = time.monotonic() + WAIT_SECONDS
-        while time.monotonic() < deadline:
+        def logged() -> dict[str, Any] | None:
             try:
                 line = self.lines.get(timeout=0.5)
             except queue.Empty:
-                if self.process.poll() is not None:
+                if self.process.poll() is not None:  # every line is read: it never said it
                     exited = self.process.returncode
                     raise AssertionError(
                         f"the worker exited ({exited}) before logging {message!r}: {self.seen[-5:]}"
                     ) from None
-                continue
+                return None
             self.seen.append(line)
-            if line.get("message") == message:
-                return line
-        raise AssertionError(f"no {message!r} in the worker's log within {WAIT_SECONDS} s")
+            return line if line.get("message") == message else None
+
+        return eventually(logged, f"{message!r} in the worker's log", within=WAIT_SECONDS, every=0)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -130,15 +129,6 @@ def scalar(database: TestDatabase, query: str) -> Any:
     return row[0]
 
 
-def wait_until(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{what} did not happen within {WAIT_SECONDS} s")
-
-
 def ready_ids(database: TestDatabase) -> set[str]:
     with database.admin() as admin:
         rows = admin.execute(
@@ -177,7 +167,7 @@ def test_kill_minus_nine_mid_round_then_restart_completes_without_duplicates(
     sim.control.fault("*", "latency", seconds=0.1)
     first = Worker(worker_env)
     workers.append(first)
-    wait_until(lambda: scalar(sim_database, COLLECTABLE.format(since="'-infinity'")) >= 2, "a few collections")
+    eventually(lambda: scalar(sim_database, COLLECTABLE.format(since="'-infinity'")) >= 2, "a few collections")
     os.kill(first.process.pid, signal.SIGKILL)
     first.process.wait(WAIT_SECONDS)
     partial = scalar(sim_database, COLLECTABLE.format(since="'-infinity'"))
@@ -221,14 +211,13 @@ def test_health_port_and_graceful_sigterm(sim: SimUnderTest, worker_env: dict[st
 def test_the_worker_logs_as_log_format_says(worker_env: dict[str, str], workers: list[Worker], log_format: str) -> None:
     worker = Worker({**worker_env, "LOG_FORMAT": log_format})
     workers.append(worker)
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
+
+    def listening() -> dict[str, Any] | None:
         line = worker.lines.get(timeout=WAIT_SECONDS)
-        text = line["message"]
-        if "health port listening" in text:
-            break
-    else:
-        raise AssertionError("the worker never said its health port is listening")
+        return line if "health port listening" in line["message"] else None
+
+    line = eventually(listening, "the worker saying its health port listens", within=WAIT_SECONDS, every=0)
+    text = line["message"]
     if log_format == "json":
         assert text == "health port listening" and line["level"] == "info"
     else:
@@ -254,7 +243,7 @@ def test_readyz_waits_for_the_first_round_or_pass(
     assert probe(base, "/readyz") == (503, "not ready\n")
     assert probe(base, "/livez")[0] == 200
     worker.wait_for_log("inventory round done" if mode == "inventory" else "reconcile pass stored")
-    wait_until(lambda: probe(base, "/readyz")[0] == 200, "ready after the first round or pass")
+    eventually(lambda: probe(base, "/readyz")[0] == 200, "ready after the first round or pass")
 
 
 def test_livez_fails_while_the_loop_makes_no_progress_and_recovers(
@@ -266,12 +255,12 @@ def test_livez_fails_while_the_loop_makes_no_progress_and_recovers(
     worker = Worker(env)
     workers.append(worker)
     base = f"http://{worker.wait_for_log('health port listening')['address']}"
-    wait_until(lambda: probe(base, "/livez")[0] == 503, "/livez failing while the pass hangs")
+    eventually(lambda: probe(base, "/livez")[0] == 503, "/livez failing while the pass hangs")
     status, text = probe(base, "/livez")
     assert status == 503 and "stalled: no progress for" in text and "limit 3 s" in text
     assert probe(base, "/readyz")[0] == 503
     worker.wait_for_log("reconcile pass stored")
-    wait_until(lambda: probe(base, "/livez") == (200, "ok\n"), "/livez recovering once passes go on")
+    eventually(lambda: probe(base, "/livez") == (200, "ok\n"), "/livez recovering once passes go on")
     assert probe(base, "/readyz")[0] == 200
 
 

@@ -15,14 +15,12 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
 import httpx
-import pytest
 
 from db.embedded import free_port
 from deploy.image_requirements import TARGETS, distribution_name, requirements
@@ -30,11 +28,12 @@ from tests.fixtures.credentials import SECRET
 from tests.fixtures.dockerfile import ROOT, Stage, file_set, stages
 from tests.fixtures.fleet_api import ROLE as STAFF_ROLE
 from tests.fixtures.fleet_api import staff_token
-from tests.fixtures.helm import HELM, containers, render, workloads
+from tests.fixtures.helm import containers, needs_helm, render, workloads
 from tests.fixtures.overview import PATH as OVERVIEW_PATH
 from tests.fixtures.overview import ROLE as PUBLIC_ROLE
 from tests.fixtures.overview import World
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.waiting import eventually
 
 RUNTIME_TARGETS = ("public-api", "admin-api", "worker", "operator", "pages")
 PROJECT_PACKAGES = ("common", "services", "collector", "sim", "db", "fleetctl")
@@ -110,7 +109,7 @@ def test_the_public_image_installs_no_distribution_that_reads_more() -> None:
         assert requirements(target, ROOT / "pyproject.toml"), target
 
 
-@pytest.mark.skipif(not HELM.exists(), reason="helm is not installed (scripts/fetch-helm could not fetch it)")
+@needs_helm
 def test_the_chart_runs_each_image_s_own_entry_point() -> None:
     found = stages()
     for name, workload in workloads(render()).items():
@@ -215,16 +214,16 @@ def started_from_image(
 
 
 def wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"the process exited: {log.read_text()[-3000:]}"
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"{url} never answered 200: {log.read_text()[-3000:]}")
+    try:
+        eventually(
+            lambda: httpx.get(url, timeout=2).status_code == 200,
+            f"{url} answering 200",
+            within=WAIT_SECONDS,
+            ignoring=(httpx.TransportError,),
+            process=process,
+        )
+    except AssertionError as e:
+        raise AssertionError(f"{e}: {log.read_text()[-3000:]}") from e
 
 
 def test_the_public_api_serves_from_its_image_content_alone(database: TestDatabase, tmp_path: Path) -> None:
