@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -28,7 +28,7 @@ import yaml
 from collector.inventory.loop import in_shard
 from collector.main import collect, main
 from collector.settings import Settings, Shard
-from tests.fixtures.collector import SHOOT_FAULTS, WORKER_ROLE
+from tests.fixtures.collector import FAULT_TIMEOUT_SECONDS, LATENCY_SECONDS, SHOOT_FAULTS, WORKER_ROLE
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 from tests.fixtures.waiting import eventually
@@ -40,14 +40,16 @@ WAIT_SECONDS = 60.0
 class Worker:
     """A cluster-worker subprocess whose JSON log lines are read as they come."""
 
-    def __init__(self, env: dict[str, str], *args: str, preexec: Callable[[], None] | None = None) -> None:
+    def __init__(self, env: dict[str, str], *args: str, address_space_bytes: int | None = None) -> None:
+        # A limit is set by prlimit(1) exec'ing the worker, not by a preexec_fn: that would make Python
+        # fork() this process, whose gRPC and simulator threads may be running, instead of vfork() it.
+        limit = [] if address_space_bytes is None else ["prlimit", f"--as={address_space_bytes}", "--"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "collector.main", *args],
+            [*limit, sys.executable, "-m", "collector.main", *args],
             cwd=PROJECT,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            preexec_fn=preexec,  # noqa: PLW1509 - callers pass only a setrlimit, safe before exec
         )
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
@@ -299,12 +301,13 @@ def test_the_worker_on_uvloop_names_every_fault(
     assert len(collectable) >= len(SHOOT_FAULTS), "the test fleet has a shoot for every fault"
     victims = dict(zip(collectable, SHOOT_FAULTS, strict=False))
     keys = {s.cluster_label: s.key for s in sim.shoots(lambda s: s.cluster_label in victims)}
-    env = {**worker_env, "INVENTORY_TIMEOUT": "1.5", "INVENTORY_WORKERS": str(len(victims))}
+    env = {**worker_env, "INVENTORY_TIMEOUT": f"{FAULT_TIMEOUT_SECONDS:g}", "INVENTORY_WORKERS": str(len(victims))}
     env.pop("EVENT_LOOP", None)
     args = [arg for cid in victims for arg in ("--cluster", cid)]
     try:
         for cid, (fault, resource, _, _) in victims.items():
-            sim.control.fault(keys[cid], fault, resource=resource, seconds=10.0 if fault == "latency" else 0.0)
+            late = LATENCY_SECONDS if fault == "latency" else 0.0
+            sim.control.fault(keys[cid], fault, resource=resource, seconds=late)
         done = subprocess.run(
             [sys.executable, "-m", "collector.main", "collect", *args],
             cwd=PROJECT,
