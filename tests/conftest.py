@@ -2,6 +2,7 @@
 
 pytest_plugins = [
     "tests.fixtures.tools",  # first: the other plugins import it
+    "tests.fixtures.parallel",
     "tests.fixtures.postgres",
     "tests.fixtures.fleet_api",
     "tests.fixtures.collector",
