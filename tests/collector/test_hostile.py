@@ -149,6 +149,7 @@ def run_collect(env: dict[str, str], cluster_ids: list[str]) -> None:
     assert done.returncode == 0, done.stdout.decode()[-2000:] + done.stderr.decode()[-2000:]
 
 
+@pytest.mark.slow
 def test_a_round_of_hostile_shoots_is_bounded_and_fails_only_them(
     sim: SimUnderTest, sim_database: TestDatabase, hostile_env: dict[str, str], workers: list[Worker]
 ) -> None:

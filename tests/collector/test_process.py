@@ -162,6 +162,7 @@ DUPLICATES = (
 )
 
 
+@pytest.mark.slow
 def test_kill_minus_nine_mid_round_then_restart_completes_without_duplicates(
     sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str], workers: list[Worker]
 ) -> None:
@@ -248,6 +249,7 @@ def test_readyz_waits_for_the_first_round_or_pass(
     eventually(lambda: probe(base, "/readyz")[0] == 200, "ready after the first round or pass")
 
 
+@pytest.mark.slow
 def test_livez_fails_while_the_loop_makes_no_progress_and_recovers(
     sim: SimUnderTest, worker_env: dict[str, str], workers: list[Worker]
 ) -> None:
@@ -289,6 +291,7 @@ async def test_collect_prints_a_summary_and_fails_when_a_cluster_fails(
     assert await collect(settings, ["no-such-cluster"], io.StringIO(), None) == 2
 
 
+@pytest.mark.slow
 def test_the_worker_on_uvloop_names_every_fault(
     sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str]
 ) -> None:

@@ -21,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 
 import httpx
+import pytest
 
 from db.embedded import free_port
 from deploy.image_requirements import TARGETS, distribution_name, requirements
@@ -226,6 +227,7 @@ def wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
         raise AssertionError(f"{e}: {log.read_text()[-3000:]}") from e
 
 
+@pytest.mark.slow
 def test_the_public_api_serves_from_its_image_content_alone(database: TestDatabase, tmp_path: Path) -> None:
     with database.admin() as conn:
         World(conn).organization("acme", alias="Acme Corp")
@@ -269,6 +271,7 @@ def test_a_distribution_the_image_lacks_is_refused(tmp_path: Path) -> None:
     assert "is not installed in this image" in done.stderr.decode()
 
 
+@pytest.mark.slow
 def test_the_staff_api_serves_from_its_image_content_alone(database: TestDatabase, tmp_path: Path) -> None:
     http = free_port()
     env = {
@@ -289,6 +292,7 @@ def test_the_staff_api_serves_from_its_image_content_alone(database: TestDatabas
         assert answer.status_code == 200, answer.text
 
 
+@pytest.mark.slow
 def test_the_worker_runs_from_its_image_content_alone(database: TestDatabase, tmp_path: Path) -> None:
     health = free_port()
     env = {
@@ -303,6 +307,7 @@ def test_the_worker_runs_from_its_image_content_alone(database: TestDatabase, tm
         assert "fleet_reconcile_interval_seconds" in metrics
 
 
+@pytest.mark.slow
 def test_the_operator_image_runs_the_migration_commands(database: TestDatabase, tmp_path: Path) -> None:
     with started_from_image(
         "operator", "fleetctl.main", {}, tmp_path, "db", "status", "--dsn", database.dsn()

@@ -25,6 +25,8 @@ from tests.fixtures.fleet_api import write_observations
 from tests.fixtures.kept_fleet import kept_database
 from tests.fixtures.postgres import TestDatabase
 
+# A large fleet (built once and kept, but built anew whenever the schema or the generator changes).
+pytestmark = pytest.mark.slow
 ROLE = "fun_platform_admin_api"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 PLANS_SIZE = FleetSize("plans", 2000, 5, 1, 1, 2, 0.3)
