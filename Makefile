@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: tools install demo test check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean schema
+.PHONY: tools install demo test test-fast test-slow check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean schema
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,16 @@ install: $(STAMP)
 demo: install
 	$(BIN)/fleet demo
 
-## test: every check CI runs, then the whole test suite
+## test: every check CI runs, then the whole test suite (both lanes, in parallel: tests/README.md)
 test: install check pytest
+
+## test-fast: the edit loop's lane: every test not marked slow (no tool from outside PyPI needed)
+test-fast: install
+	scripts/test -m "not slow"
+
+## test-slow: the slow lane: the tests that take long or need real tools (Prometheus, helm, Chromium)
+test-slow: install tools
+	scripts/test -m slow
 
 check: lint typecheck imports proto-lint proto-breaking check-gen
 

@@ -136,9 +136,17 @@ class EmbeddedPostgres:
         return int(port_file.read_text()) if port_file.exists() else None
 
     def _run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        command = [str(self.bin_dir / args[0]), *args[1:]]
         as_nobody = _is_root()
+        setpriv = shutil.which("setpriv") if as_nobody else None
+        if setpriv is not None:
+            # Drop to nobody through setpriv rather than subprocess's user/group arguments: with those,
+            # Python must fork() instead of vfork(), and forking a process whose gRPC threads run (a
+            # server stopped and started under a running API) makes gRPC skip its fork handlers.
+            command = [setpriv, f"--reuid={NOBODY_UID}", f"--regid={NOBODY_GID}", "--clear-groups", "--", *command]
+            as_nobody = False
         return subprocess.run(  # noqa: S603 - fixed binaries of our own wheel, arguments we built
-            [str(self.bin_dir / args[0]), *args[1:]],
+            command,
             capture_output=True,
             text=True,
             check=False,

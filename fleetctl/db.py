@@ -23,17 +23,16 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from common.settings import LOCAL_DATABASE_HOST, LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT, env_str
+from common.settings import LOCAL_DATABASE_NAME, LOCAL_DATABASE_PORT, env_str
 from db.embedded import EmbeddedPostgres, EmbeddedPostgresError, runtime_root
 from db.migrate import MigrationError, applied_versions, apply_platform_model, apply_roles, available, migrate
 from db.seed.write import SeedError, WrittenCounts, analyze, write_parts
 from fleet_description.generate import SIZES, iter_parts
+from fleetctl.local import LOCAL_ADMIN_DSN, PROJECT_DIR
 
 logger = logging.getLogger(__name__)
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
 ROLES = ("fun_owner", "fun_platform_public_api", "fun_platform_admin_api", "fun_cluster_worker", "fun_fundament_api")
-LOCAL_ADMIN_DSN = f"postgresql://postgres@{LOCAL_DATABASE_HOST}:{LOCAL_DATABASE_PORT}/{LOCAL_DATABASE_NAME}"
 
 
 class DbCommandError(RuntimeError):

@@ -25,7 +25,7 @@ from psycopg.rows import tuple_row
 
 from common.clock import rfc3339
 from common.database import load_queries
-from fleetctl.db import LOCAL_ADMIN_DSN
+from fleetctl.local import LOCAL_ADMIN_DSN
 
 _QUERIES = load_queries(Path(__file__).with_name("org.sql"))
 REASON_MAX = 1000

@@ -1,6 +1,8 @@
 """Fixture modules are plugins (psycopg's `fix_*.py` style), not one giant conftest."""
 
 pytest_plugins = [
+    "tests.fixtures.tools",  # first: the other plugins import it
+    "tests.fixtures.parallel",
     "tests.fixtures.postgres",
     "tests.fixtures.fleet_api",
     "tests.fixtures.collector",

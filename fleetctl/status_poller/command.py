@@ -21,7 +21,7 @@ import yaml
 
 from common.settings import SettingsError, env_float, env_str
 from common.signals import stop_event
-from fleetctl.db import LOCAL_ADMIN_DSN, PROJECT_DIR
+from fleetctl.local import LOCAL_ADMIN_DSN, PROJECT_DIR
 from fleetctl.status_poller.poller import StatusPoller
 
 DEFAULT_KUBECONFIG = PROJECT_DIR / ".fleet" / "sim" / "garden-kubeconfig.yaml"

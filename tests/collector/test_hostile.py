@@ -13,7 +13,6 @@ answered every poll during the round.
 
 from __future__ import annotations
 
-import resource
 import subprocess
 import sys
 import threading
@@ -58,10 +57,6 @@ EXPECTED: dict[tuple[str, str], str | None] = {
     ("redirect", "nodes"): "redirect",
 }
 LEDGER_TYPE = {"ingresses": "kubernetes.ingress", "certificates": "kubernetes.certificate"}
-
-
-def limit_address_space() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT_BYTES, ADDRESS_SPACE_LIMIT_BYTES))
 
 
 def peak_rss_bytes(pid: int) -> int:
@@ -154,6 +149,7 @@ def run_collect(env: dict[str, str], cluster_ids: list[str]) -> None:
     assert done.returncode == 0, done.stdout.decode()[-2000:] + done.stderr.decode()[-2000:]
 
 
+@pytest.mark.slow
 def test_a_round_of_hostile_shoots_is_bounded_and_fails_only_them(
     sim: SimUnderTest, sim_database: TestDatabase, hostile_env: dict[str, str], workers: list[Worker]
 ) -> None:
@@ -170,7 +166,7 @@ def test_a_round_of_hostile_shoots_is_bounded_and_fails_only_them(
 
     played = sim.control.hostile([keys[cid] for cid in victims], seconds=WAIT_SECONDS)
     assert [(p["kind"], p["resource"]) for p in played] == list(EXPECTED)
-    worker = Worker(hostile_env, preexec=limit_address_space)
+    worker = Worker(hostile_env, address_space_bytes=ADDRESS_SPACE_LIMIT_BYTES)
     workers.append(worker)
     listening = worker.wait_for_log("health port listening")
     poller = LivezPoller(f"http://{listening['address']}")

@@ -17,6 +17,7 @@ from collector.inventory.ledger import LedgerCounts
 from collector.inventory.sources import RESOURCE_TYPES, SOURCES, Discovered, SourceResult, Unlisted
 from tests.fixtures.collector import T0, WORKER_ROLE, make_world
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.waiting import eventually_async
 
 
 @pytest.fixture
@@ -185,15 +186,15 @@ async def _pass_on(
 
 async def _wait_until_blocked(database: TestDatabase, role: str) -> None:
     async with await psycopg.AsyncConnection.connect(database.dsn(), autocommit=True) as admin:
-        for _ in range(500):
+
+        async def blocked() -> bool:
             cur = await admin.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND wait_event_type = 'Lock'", (role,)
             )
             row = await cur.fetchone()
-            if row and row[0] > 0:
-                return
-            await asyncio.sleep(0.01)
-    raise AssertionError("the racing collection never waited on the first one's row")
+            return bool(row and row[0] > 0)
+
+        await eventually_async(blocked, "the racing collection waiting on the first one's row")
 
 
 def test_the_database_refuses_a_second_active_row(database: TestDatabase, cluster_id: UUID) -> None:

@@ -32,6 +32,7 @@ from common.settings import DatabaseSettings
 from db import provisioning
 from tests.fixtures.collector import T0, WORKER_ROLE, World, make_world
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.waiting import eventually_async
 
 
 class Clock:
@@ -286,28 +287,34 @@ async def test_an_overrunning_round_is_reported_and_never_stacked(
     loop = loop_over(worker_pool, reader, Clock(), interval_seconds=0.05, timeout_seconds=5, workers=4)
     overruns = _counter("fleet_inventory_rounds_overrun_total")
     rounds: list[int] = []
+    in_flight: list[int] = []  # how many rounds ran at once, as each round started
+    running = 0
     original = loop.run_once
 
     async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal running
         rounds.append(1)
-        return await original(*args, **kwargs)
+        running += 1
+        in_flight.append(running)
+        try:
+            return await original(*args, **kwargs)
+        finally:
+            running -= 1
 
     loop.run_once = counted  # type: ignore[method-assign]
     stop = asyncio.Event()
     runner = asyncio.create_task(loop.run(stop))
-    # The first round hangs on one cluster for well past the interval: no second round may start.
-    await asyncio.sleep(0.3)
-    assert len(rounds) == 1
+    # The first round hangs on one cluster until released, for well past the interval (six of them).
+    await eventually_async(lambda: reader.reading_now >= 1, "the first round reading")
+    await asyncio.sleep(0.3)  # six intervals pass while it hangs: a loop that stacked rounds would start more
     reader.released.set()
     await loop.first_round_done.wait()
-    for _ in range(200):
-        if len(rounds) >= 2:
-            break
-        await asyncio.sleep(0.01)
+    await eventually_async(lambda: len(rounds) >= 2, "a second round")
     stop.set()
     await runner
     assert _counter("fleet_inventory_rounds_overrun_total") >= overruns + 1
-    assert len(rounds) >= 2
+    # Never stacked: every round started with no other round running, the second only after the first.
+    assert in_flight[:2] == [1, 1] and set(in_flight) == {1}
 
 
 async def test_stop_cancels_a_round_and_rolls_back(
@@ -319,10 +326,7 @@ async def test_stop_cancels_a_round_and_rolls_back(
     loop = loop_over(worker_pool, reader, Clock(), workers=4)
     stop = asyncio.Event()
     runner = asyncio.create_task(loop.run(stop))
-    for _ in range(500):
-        if reader.reading_now == 4:
-            break
-        await asyncio.sleep(0.01)
+    await eventually_async(lambda: reader.reading_now == 4, "four clusters being read")
     stop.set()
     await asyncio.wait_for(runner, timeout=10)
     with database.admin() as admin:

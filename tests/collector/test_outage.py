@@ -26,6 +26,7 @@ from common.settings import DatabaseSettings
 from db.embedded import EmbeddedPostgres, runtime_root
 from db.migrate import fresh_database
 from tests.fixtures.collector import T0, WORKER_ROLE, make_world
+from tests.fixtures.waiting import eventually_async
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -109,11 +110,11 @@ async def test_an_outage_during_the_store_writes_nothing_partial_and_the_next_ro
 
 async def _until_waiting_on_locks(server: EmbeddedPostgres, count: int) -> None:
     with psycopg.connect(server.dsn_for("fleet"), autocommit=True) as conn:
-        for _ in range(1000):
+
+        def waiting() -> bool:
             row = conn.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND wait_event_type = 'Lock'", (WORKER_ROLE,)
             ).fetchone()
-            if row and row[0] >= count:
-                return
-            await asyncio.sleep(0.01)
-    raise AssertionError(f"the stores never waited on the lock ({count} expected)")
+            return bool(row and row[0] >= count)
+
+        await eventually_async(waiting, f"the stores waiting on the lock ({count} expected)")

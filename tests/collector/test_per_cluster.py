@@ -6,21 +6,24 @@ import asyncio
 from uuid import uuid4
 
 from collector.kube.per_cluster import PerCluster
+from tests.fixtures.waiting import eventually_async
 
 
 async def test_callers_of_one_cluster_share_the_value_made_once() -> None:
     held: PerCluster[int] = PerCluster()
     cluster = uuid4()
     made = 0
+    arrived = 0
 
     async def get() -> int:
-        nonlocal made
+        nonlocal made, arrived
+        arrived += 1
         async with held.lock(cluster):
             kept = held.kept(cluster)
             if kept is not None:
                 return kept
             made += 1
-            await asyncio.sleep(0.01)  # the others arrive while it is made
+            await eventually_async(lambda: arrived == 5, "the others arriving while it is made")
             held.keep(cluster, made)
             return made
 

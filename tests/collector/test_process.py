@@ -15,8 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -29,9 +28,10 @@ import yaml
 from collector.inventory.loop import in_shard
 from collector.main import collect, main
 from collector.settings import Settings, Shard
-from tests.fixtures.collector import SHOOT_FAULTS, WORKER_ROLE
+from tests.fixtures.collector import FAULT_TIMEOUT_SECONDS, LATENCY_SECONDS, SHOOT_FAULTS, WORKER_ROLE
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
+from tests.fixtures.waiting import eventually
 
 PROJECT = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 60.0
@@ -40,14 +40,16 @@ WAIT_SECONDS = 60.0
 class Worker:
     """A cluster-worker subprocess whose JSON log lines are read as they come."""
 
-    def __init__(self, env: dict[str, str], *args: str, preexec: Callable[[], None] | None = None) -> None:
+    def __init__(self, env: dict[str, str], *args: str, address_space_bytes: int | None = None) -> None:
+        # A limit is set by prlimit(1) exec'ing the worker, not by a preexec_fn: that would make Python
+        # fork() this process, whose gRPC and simulator threads may be running, instead of vfork() it.
+        limit = [] if address_space_bytes is None else ["prlimit", f"--as={address_space_bytes}", "--"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "collector.main", *args],
+            [*limit, sys.executable, "-m", "collector.main", *args],
             cwd=PROJECT,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            preexec_fn=preexec,  # noqa: PLW1509 - callers pass only a setrlimit, safe before exec
         )
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         self.seen: list[dict[str, Any]] = []
@@ -63,21 +65,20 @@ class Worker:
                 self.lines.put({"message": raw.decode(errors="replace")})
 
     def wait_for_log(self, message: str) -> dict[str, Any]:
-        deadline = time.monotonic() + WAIT_SECONDS
-        while time.monotonic() < deadline:
+        def logged() -> dict[str, Any] | None:
             try:
                 line = self.lines.get(timeout=0.5)
             except queue.Empty:
-                if self.process.poll() is not None:
+                if self.process.poll() is not None:  # every line is read: it never said it
                     exited = self.process.returncode
                     raise AssertionError(
                         f"the worker exited ({exited}) before logging {message!r}: {self.seen[-5:]}"
                     ) from None
-                continue
+                return None
             self.seen.append(line)
-            if line.get("message") == message:
-                return line
-        raise AssertionError(f"no {message!r} in the worker's log within {WAIT_SECONDS} s")
+            return line if line.get("message") == message else None
+
+        return eventually(logged, f"{message!r} in the worker's log", within=WAIT_SECONDS, every=0)
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -130,15 +131,6 @@ def scalar(database: TestDatabase, query: str) -> Any:
     return row[0]
 
 
-def wait_until(condition: Any, what: str) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"{what} did not happen within {WAIT_SECONDS} s")
-
-
 def ready_ids(database: TestDatabase) -> set[str]:
     with database.admin() as admin:
         rows = admin.execute(
@@ -170,6 +162,7 @@ DUPLICATES = (
 )
 
 
+@pytest.mark.slow
 def test_kill_minus_nine_mid_round_then_restart_completes_without_duplicates(
     sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str], workers: list[Worker]
 ) -> None:
@@ -177,7 +170,7 @@ def test_kill_minus_nine_mid_round_then_restart_completes_without_duplicates(
     sim.control.fault("*", "latency", seconds=0.1)
     first = Worker(worker_env)
     workers.append(first)
-    wait_until(lambda: scalar(sim_database, COLLECTABLE.format(since="'-infinity'")) >= 2, "a few collections")
+    eventually(lambda: scalar(sim_database, COLLECTABLE.format(since="'-infinity'")) >= 2, "a few collections")
     os.kill(first.process.pid, signal.SIGKILL)
     first.process.wait(WAIT_SECONDS)
     partial = scalar(sim_database, COLLECTABLE.format(since="'-infinity'"))
@@ -221,14 +214,13 @@ def test_health_port_and_graceful_sigterm(sim: SimUnderTest, worker_env: dict[st
 def test_the_worker_logs_as_log_format_says(worker_env: dict[str, str], workers: list[Worker], log_format: str) -> None:
     worker = Worker({**worker_env, "LOG_FORMAT": log_format})
     workers.append(worker)
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
+
+    def listening() -> dict[str, Any] | None:
         line = worker.lines.get(timeout=WAIT_SECONDS)
-        text = line["message"]
-        if "health port listening" in text:
-            break
-    else:
-        raise AssertionError("the worker never said its health port is listening")
+        return line if "health port listening" in line["message"] else None
+
+    line = eventually(listening, "the worker saying its health port listens", within=WAIT_SECONDS, every=0)
+    text = line["message"]
     if log_format == "json":
         assert text == "health port listening" and line["level"] == "info"
     else:
@@ -254,9 +246,10 @@ def test_readyz_waits_for_the_first_round_or_pass(
     assert probe(base, "/readyz") == (503, "not ready\n")
     assert probe(base, "/livez")[0] == 200
     worker.wait_for_log("inventory round done" if mode == "inventory" else "reconcile pass stored")
-    wait_until(lambda: probe(base, "/readyz")[0] == 200, "ready after the first round or pass")
+    eventually(lambda: probe(base, "/readyz")[0] == 200, "ready after the first round or pass")
 
 
+@pytest.mark.slow
 def test_livez_fails_while_the_loop_makes_no_progress_and_recovers(
     sim: SimUnderTest, worker_env: dict[str, str], workers: list[Worker]
 ) -> None:
@@ -271,12 +264,12 @@ def test_livez_fails_while_the_loop_makes_no_progress_and_recovers(
     worker = Worker(env)
     workers.append(worker)
     base = f"http://{worker.wait_for_log('health port listening')['address']}"
-    wait_until(lambda: probe(base, "/livez")[0] == 503, "/livez failing while the pass hangs")
+    eventually(lambda: probe(base, "/livez")[0] == 503, "/livez failing while the pass hangs")
     status, text = probe(base, "/livez")
     assert status == 503 and "stalled: no progress for" in text and "limit 3 s" in text
     assert probe(base, "/readyz")[0] == 503
     worker.wait_for_log("reconcile pass stored")
-    wait_until(lambda: probe(base, "/livez") == (200, "ok\n"), "/livez recovering once passes go on")
+    eventually(lambda: probe(base, "/livez") == (200, "ok\n"), "/livez recovering once passes go on")
     assert probe(base, "/readyz")[0] == 200
 
 
@@ -303,6 +296,7 @@ async def test_collect_prints_a_summary_and_fails_when_a_cluster_fails(
     assert await collect(settings, ["no-such-cluster"], io.StringIO(), None) == 2
 
 
+@pytest.mark.slow
 def test_the_worker_on_uvloop_names_every_fault(
     sim: SimUnderTest, sim_database: TestDatabase, worker_env: dict[str, str]
 ) -> None:
@@ -315,12 +309,17 @@ def test_the_worker_on_uvloop_names_every_fault(
     assert len(collectable) >= len(SHOOT_FAULTS), "the test fleet has a shoot for every fault"
     victims = dict(zip(collectable, SHOOT_FAULTS, strict=False))
     keys = {s.cluster_label: s.key for s in sim.shoots(lambda s: s.cluster_label in victims)}
-    env = {**worker_env, "INVENTORY_TIMEOUT_SECONDS": "1.5", "INVENTORY_WORKERS": str(len(victims))}
+    env = {
+        **worker_env,
+        "INVENTORY_TIMEOUT_SECONDS": f"{FAULT_TIMEOUT_SECONDS:g}",
+        "INVENTORY_WORKERS": str(len(victims)),
+    }
     env.pop("EVENT_LOOP", None)
     args = [arg for cid in victims for arg in ("--cluster", cid)]
     try:
         for cid, (fault, resource, _, _) in victims.items():
-            sim.control.fault(keys[cid], fault, resource=resource, seconds=10.0 if fault == "latency" else 0.0)
+            late = LATENCY_SECONDS if fault == "latency" else 0.0
+            sim.control.fault(keys[cid], fault, resource=resource, seconds=late)
         done = subprocess.run(
             [sys.executable, "-m", "collector.main", "collect", *args],
             cwd=PROJECT,

@@ -17,7 +17,7 @@ import pytest
 
 from tests.collector.test_process import PROJECT, WAIT_SECONDS, ready_ids, real_worker_env, serving_labels
 from tests.collector.test_sim import assert_stored_equals_expected, rows
-from tests.fixtures.collector import Collector, shoot_key_of
+from tests.fixtures.collector import FAULT_TIMEOUT_SECONDS, LATENCY_SECONDS, Collector, shoot_key_of
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 
@@ -158,8 +158,8 @@ MONITORING_FAULTS = [
     ("unauthorized", "unauthorized", "401"),
     ("unavailable", "server_error", "503"),
     ("server_error", "server_error", "500"),
-    ("hang", "timeout", "INVENTORY_TIMEOUT_SECONDS|no complete answer within 1.5 s"),
-    ("latency", "timeout", "INVENTORY_TIMEOUT_SECONDS|no complete answer within 1.5 s"),
+    ("hang", "timeout", f"INVENTORY_TIMEOUT_SECONDS|no complete answer within {FAULT_TIMEOUT_SECONDS:g} s"),
+    ("latency", "timeout", f"INVENTORY_TIMEOUT_SECONDS|no complete answer within {FAULT_TIMEOUT_SECONDS:g} s"),
     ("truncated", "bad_response", "cut off|not complete JSON"),
     ("malformed", "bad_response", "JSON"),
     ("reset", "bad_response|connection_failed", ""),
@@ -171,7 +171,9 @@ MONITORING_FAULTS = [
 
 
 # A 4 MiB answer bound: an endless answer reaches it quickly, a flood of 30,000 series stays under it.
-@pytest.mark.parametrize("monitoring_collector", [{"timeout_seconds": 1.5, "answer_bytes": 4 << 20}], indirect=True)
+@pytest.mark.parametrize(
+    "monitoring_collector", [{"timeout_seconds": FAULT_TIMEOUT_SECONDS, "answer_bytes": 4 << 20}], indirect=True
+)
 @pytest.mark.parametrize(("fault", "reason", "says"), MONITORING_FAULTS, ids=[f[0] for f in MONITORING_FAULTS])
 async def test_a_failing_monitoring_stack_keeps_the_numbers_and_names_the_source(
     monitoring_collector: Collector,
@@ -190,7 +192,9 @@ async def test_a_failing_monitoring_stack_keeps_the_numbers_and_names_the_source
     pools_before = rows(
         sim_database, "SELECT * FROM tenant.node_pool_snapshots WHERE cluster_id = %s ORDER BY 1", victim.id
     )
-    sim.control.fault(key, fault, resource="prometheus", seconds=10.0 if fault == "latency" else 0.0, count=30_000)
+    sim.control.fault(
+        key, fault, resource="prometheus", seconds=LATENCY_SECONDS if fault == "latency" else 0.0, count=30_000
+    )
     sim.control.advance_clock(900)
     second = await monitoring_collector.round(clusters)
     sim.control.clear_faults()

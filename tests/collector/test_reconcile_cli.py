@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -19,6 +18,7 @@ from db.seed.write import write_fleet
 from sim.api.credentials.kubeconfig import to_yaml
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
+from tests.fixtures.waiting import eventually
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -136,16 +136,18 @@ def test_worker_mode_reconcile_serves_health_and_metrics_and_stops_on_sigterm(
             [sys.executable, "-m", "collector.main"], cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT
         )
     try:
-        metrics = ""
-        deadline = time.monotonic() + 60
+
+        def first_pass_shown() -> str | None:
+            text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
+            return text if 'fleet_reconcile_passes_total{outcome="completed"} 1.0' in text else None
+
         # The process is another program: poll its endpoint until the first pass shows in /metrics.
-        while 'fleet_reconcile_passes_total{outcome="completed"} 1.0' not in metrics:
-            assert worker.poll() is None, log_path.read_text()
-            assert time.monotonic() < deadline, metrics
-            try:
-                metrics = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
-            except httpx.TransportError:
-                time.sleep(0.1)
+        try:
+            metrics = eventually(
+                first_pass_shown, "the first pass in /metrics", ignoring=(httpx.TransportError,), process=worker
+            )
+        except AssertionError as e:
+            raise AssertionError(log_path.read_text()) from e
         assert httpx.get(f"http://127.0.0.1:{port}/livez", timeout=2).status_code == 200
         assert httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200
         assert 'fleet_reconcile_open_findings{kind="orphan_shoot"} 2.0' in metrics

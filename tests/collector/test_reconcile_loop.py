@@ -37,6 +37,7 @@ from sim.api.credentials.kubeconfig import to_yaml
 from sim.world.shoots import ShootState
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
+from tests.fixtures.waiting import eventually_async
 
 ROLE = "fun_cluster_worker"
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -554,19 +555,12 @@ async def test_an_expired_continue_token_records_nothing(setup: Setup) -> None:
         control.fault("garden", "hang", seconds=30)
         task = asyncio.create_task(loop.run_once())
         # Wait until the second page's request is held, then let the continue token expire (etcd compacts).
-        await _until(lambda: len(control.requests("garden")) >= 2)
+        await eventually_async(lambda: len(control.requests("garden")) >= 2, "the second page's request held")
         control.advance_clock(600)
         control.clear_faults()
         with pytest.raises(Gone):
             await task
         assert setup.snapshot() == before
-
-
-async def _until(condition: Callable[[], bool], timeout_seconds: float = 10.0) -> None:
-    """Wait until `condition` holds; the state lives in the simulator's thread, so it is polled."""
-    async with asyncio.timeout(timeout_seconds):
-        while not condition():  # noqa: ASYNC110 - no event crosses the simulator's thread
-            await asyncio.sleep(0.01)
 
 
 async def test_a_malformed_listing_records_nothing(setup: Setup, loop: ReconcileLoop) -> None:
@@ -592,7 +586,9 @@ async def test_run_passes_at_once_then_every_interval_and_survives_a_failure(set
         setup.sim.control.fault("garden", "server_error", times=1)
         stop = asyncio.Event()
         runner = asyncio.create_task(reconcile.run(stop))
-        await _until(lambda: _sample("fleet_reconcile_passes_total", outcome="completed") >= completed + 2)
+        await eventually_async(
+            lambda: _sample("fleet_reconcile_passes_total", outcome="completed") >= completed + 2, "two more passes"
+        )
         assert _sample("fleet_reconcile_passes_total", outcome="failed") == failed + 1
         assert reconcile.first_pass_done.is_set()
         stop.set()

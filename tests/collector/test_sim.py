@@ -17,8 +17,8 @@ from collector.inventory.loop import ClusterResult
 from common.naming import worker_name
 from sim.api.credentials.tokens import TokenKind
 from sim.control.expected import ExpectedShoot
+from tests.fixtures.collector import FAULT_TIMEOUT_SECONDS, LATENCY_SECONDS, Collector, shoot_key_of
 from tests.fixtures.collector import SHOOT_FAULTS as FAULTS
-from tests.fixtures.collector import Collector, shoot_key_of
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
 
@@ -139,7 +139,7 @@ def _tenant_names(sim: SimUnderTest, key: str) -> dict[str, str | None]:
     return {ns.name: ns.namespace_id for ns in contents.namespaces.iter_from()}
 
 
-@pytest.mark.parametrize("sim_collector", [{"timeout_seconds": 1.5}], indirect=True)
+@pytest.mark.parametrize("sim_collector", [{"timeout_seconds": FAULT_TIMEOUT_SECONDS}], indirect=True)
 @pytest.mark.parametrize(("fault", "resource", "reason", "says"), FAULTS, ids=[f[0] for f in FAULTS])
 async def test_a_fault_on_one_shoot_keeps_its_numbers_and_says_why(
     sim_collector: Collector,
@@ -158,7 +158,7 @@ async def test_a_fault_on_one_shoot_keeps_its_numbers_and_says_why(
     pools_before = rows(
         sim_database, "SELECT * FROM tenant.node_pool_snapshots WHERE cluster_id = %s ORDER BY 1", victim.cluster.id
     )
-    sim.control.fault(key, fault, resource=resource, seconds=10.0 if fault == "latency" else 0.0)
+    sim.control.fault(key, fault, resource=resource, seconds=LATENCY_SECONDS if fault == "latency" else 0.0)
     sim.control.advance_clock(900)
     second = await sim_collector.round(clusters)
     sim.control.clear_faults()

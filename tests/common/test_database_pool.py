@@ -17,6 +17,7 @@ from psycopg_pool import AsyncConnectionPool
 from common.database import CheckUnlessRecent, make_pool
 from common.settings import DatabaseSettings
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.waiting import eventually_async
 
 ROLE = "fun_cluster_worker"
 
@@ -74,11 +75,7 @@ async def test_within_the_window_a_dead_connection_fails_its_caller_once(databas
 
 
 async def _returned(pool: AsyncConnectionPool[Any]) -> None:
-    for _ in range(500):
-        if pool.get_stats().get("pool_available") == 1:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the connection did not come back to the pool")
+    await eventually_async(lambda: pool.get_stats().get("pool_available") == 1, "the connection back in the pool")
 
 
 async def test_the_check_says_which_connection_it_lent_unchecked_and_distrust_checks_the_next(

@@ -24,6 +24,7 @@ from db import provisioning
 from services.fleet.queries import summary
 from tests.fixtures.fleet_api import write_observations
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.waiting import eventually
 
 WORKER = "fun_cluster_worker"
 ADMIN_API = "fun_platform_admin_api"
@@ -280,15 +281,15 @@ def test_two_writers_of_one_cluster_leave_both_writes_listed(world: TestDatabase
         thread.start()
         with world.admin() as watcher:
             # The sync writer's refresh waits for the snapshot writer's lock on the listing row.
-            for _ in range(200):
-                waiting = watcher.execute(
+
+            def waiting() -> tuple[object, ...] | None:
+                row = watcher.execute(
                     "SELECT count(*) FROM pg_stat_activity"
                     " WHERE wait_event_type = 'Lock' AND datname = current_database()"
                 ).fetchone()
-                if waiting and waiting[0]:
-                    break
-                threading.Event().wait(0.05)
-            assert waiting == (1,)
+                return row if row and row[0] else None
+
+            assert eventually(waiting, "the sync writer waiting on the listing row's lock") == (1,)
         assert not done.is_set()
         snapshot_writer.commit()
         thread.join()

@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import metadata
@@ -30,11 +29,12 @@ from tests.fixtures.credentials import SECRET
 from tests.fixtures.dockerfile import ROOT, Stage, file_set, stages
 from tests.fixtures.fleet_api import ROLE as STAFF_ROLE
 from tests.fixtures.fleet_api import staff_token
-from tests.fixtures.helm import HELM, containers, render, workloads
+from tests.fixtures.helm import containers, needs_helm, render, workloads
 from tests.fixtures.overview import PATH as OVERVIEW_PATH
 from tests.fixtures.overview import ROLE as PUBLIC_ROLE
 from tests.fixtures.overview import World
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.waiting import eventually
 
 RUNTIME_TARGETS = ("public-api", "admin-api", "worker", "operator", "pages")
 PROJECT_PACKAGES = ("common", "services", "collector", "sim", "db", "fleet_description", "fleetctl")
@@ -110,7 +110,7 @@ def test_the_public_image_installs_no_distribution_that_reads_more() -> None:
         assert requirements(target, ROOT / "pyproject.toml"), target
 
 
-@pytest.mark.skipif(not HELM.exists(), reason="helm is not installed (scripts/fetch-helm could not fetch it)")
+@needs_helm
 def test_the_chart_runs_each_image_s_own_entry_point() -> None:
     found = stages()
     for name, workload in workloads(render()).items():
@@ -215,18 +215,19 @@ def started_from_image(
 
 
 def wait_ready(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        assert process.poll() is None, f"the process exited: {log.read_text()[-3000:]}"
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"{url} never answered 200: {log.read_text()[-3000:]}")
+    try:
+        eventually(
+            lambda: httpx.get(url, timeout=2).status_code == 200,
+            f"{url} answering 200",
+            within=WAIT_SECONDS,
+            ignoring=(httpx.TransportError,),
+            process=process,
+        )
+    except AssertionError as e:
+        raise AssertionError(f"{e}: {log.read_text()[-3000:]}") from e
 
 
+@pytest.mark.slow
 def test_the_public_api_serves_from_its_image_content_alone(database: TestDatabase, tmp_path: Path) -> None:
     with database.admin() as conn:
         World(conn).organization("acme", alias="Acme Corp")
@@ -270,6 +271,7 @@ def test_a_distribution_the_image_lacks_is_refused(tmp_path: Path) -> None:
     assert "is not installed in this image" in done.stderr.decode()
 
 
+@pytest.mark.slow
 def test_the_staff_api_serves_from_its_image_content_alone(database: TestDatabase, tmp_path: Path) -> None:
     http = free_port()
     env = {
@@ -290,6 +292,7 @@ def test_the_staff_api_serves_from_its_image_content_alone(database: TestDatabas
         assert answer.status_code == 200, answer.text
 
 
+@pytest.mark.slow
 def test_the_worker_runs_from_its_image_content_alone(database: TestDatabase, tmp_path: Path) -> None:
     health = free_port()
     env = {
@@ -304,6 +307,7 @@ def test_the_worker_runs_from_its_image_content_alone(database: TestDatabase, tm
         assert "fleet_reconcile_interval_seconds" in metrics
 
 
+@pytest.mark.slow
 def test_the_operator_image_runs_the_migration_commands(database: TestDatabase, tmp_path: Path) -> None:
     with started_from_image(
         "operator", "fleetctl.main", {}, tmp_path, "db", "status", "--dsn", database.dsn()

@@ -15,15 +15,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
+
+from tests.fixtures.tools import needs, tool_path
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "deploy" / "monitoring"
-PROMTOOL = shutil.which("promtool")
-needs_promtool = pytest.mark.skipif(
-    PROMTOOL is None, reason="promtool is not installed (scripts/install-prometheus could not install prometheus)"
-)
+needs_promtool = needs("promtool")
 
 
 def alerts() -> list[dict[str, Any]]:
@@ -32,8 +30,9 @@ def alerts() -> list[dict[str, Any]]:
 
 
 def promtool(*args: str, cwd: Path = MONITORING) -> subprocess.CompletedProcess[str]:
-    assert PROMTOOL is not None
-    return subprocess.run([PROMTOOL, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [tool_path("promtool"), *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 @needs_promtool

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -33,6 +32,7 @@ from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.prometheus import RunningPrometheus, needs_prometheus, running_prometheus
 from tests.fixtures.service_process import SCRIPTS
 from tests.fixtures.sim import SimUnderTest
+from tests.fixtures.waiting import eventually
 
 pytestmark = [needs_prometheus, pytest.mark.slow]
 
@@ -149,13 +149,16 @@ def make_traffic(public: str, staff: str, database: TestDatabase) -> None:
         with psycopg.connect(database.dsn(), autocommit=False) as lock:
             lock.execute("LOCK TABLE tenant.organizations IN ACCESS EXCLUSIVE MODE")
             # Until the one-second cache has run out, callers still get the last answer.
-            deadline = time.monotonic() + 30
             unavailable = 0
-            while unavailable < 3 and time.monotonic() < deadline:
+
+            def third_unavailable() -> bool:
+                nonlocal unavailable
                 answer = client.get(public + OVERVIEW_PATH, params=overview)
                 assert answer.status_code in {200, 503}, answer.text
                 unavailable += answer.status_code == 503
-            assert unavailable == 3, "the public API never answered UNAVAILABLE with its table locked"
+                return unavailable == 3
+
+            eventually(third_unavailable, "the public API answering UNAVAILABLE with its table locked", every=0)
             lock.rollback()
 
 

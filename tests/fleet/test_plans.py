@@ -23,8 +23,11 @@ from fleet_description.generate import FleetSize, generate
 from services.fleet.parse.search import namespace_patterns
 from services.fleet.queries import clusters, search
 from tests.fixtures.fleet_api import write_observations
-from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database
+from tests.fixtures.kept_fleet import kept_database
+from tests.fixtures.postgres import TestDatabase
 
+# A large fleet (built once and kept, but built anew whenever the schema or the generator changes).
+pytestmark = pytest.mark.slow
 ROLE = "fun_platform_admin_api"
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 PLANS_SIZE = FleetSize("plans", 2000, 5, 1, 1, 2, 0.3)
@@ -32,18 +35,26 @@ PLANS_SIZE = FleetSize("plans", 2000, 5, 1, 1, 2, 0.3)
 BIG_TABLES = {"clusters", "namespaces", "cluster_listing", "cluster_search", "projects"}
 
 
+PLANS_SEED = 3
+
+
+def _write_plans_fleet(conn: psycopg.Connection[Any]) -> None:
+    fleet = generate(PLANS_SIZE, seed=PLANS_SEED)
+    write_fleet(conn, fleet)
+    write_observations(conn, fleet)
+    conn.execute("ANALYZE")
+
+
 @pytest.fixture(scope="module")
-def plans_database(pg_server: PgServer, pg_template: str) -> Iterator[TestDatabase]:
-    db = clone_database(pg_server, pg_template)
-    try:
-        fleet = generate(PLANS_SIZE, seed=3)
-        with db.admin() as conn:
-            write_fleet(conn, fleet)
-            write_observations(conn, fleet)
-            conn.execute("ANALYZE")
+def plans_database() -> Iterator[TestDatabase]:
+    """A clone of the plan fleet, which is built once and kept between runs (tests/fixtures/kept_fleet.py)."""
+    with kept_database(
+        "plans",
+        _write_plans_fleet,
+        shape=(PLANS_SIZE, PLANS_SEED),
+        shaped_by=(generate, write_fleet, write_observations),
+    ) as db:
         yield db
-    finally:
-        drop_database(db)
 
 
 @pytest.fixture(scope="module")

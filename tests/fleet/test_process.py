@@ -18,6 +18,7 @@ from tests.fixtures.credentials import SECRET
 from tests.fixtures.fleet_api import ROLE, STAFF, FleetApiUnderTest, staff_token
 from tests.fixtures.postgres import PgServer, TestDatabase, drop_database
 from tests.fixtures.service_process import run_to_exit, started
+from tests.fixtures.waiting import eventually_async
 
 SCRIPT = "platform-admin-api"
 SUMMARY_PATH = "/fundament.fleet.v1.FleetService/GetFleetSummary"
@@ -100,14 +101,16 @@ async def test_the_process_takes_its_bounds_from_the_environment(shared_fleet_ap
             w.close()
         bad_header = f"POST {SUMMARY_PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 2\r\n".encode()
         bad_header += b"content-type: application/json\r\nx-odd: caf\xe9\r\n\r\n{}"
-        for _ in range(300):  # until the server has noticed the held connections are gone
+
+        async def answer_once_served() -> bytes | None:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.write(bad_header)
             answer = await asyncio.wait_for(reader.read(), timeout=30)
             writer.close()
-            if not answer.startswith(b"HTTP/1.1 503 "):
-                break
-            await asyncio.sleep(0.1)
+            return None if answer.startswith(b"HTTP/1.1 503 ") else answer
+
+        # Until the server has noticed the held connections are gone.
+        answer = await eventually_async(answer_once_served, "an answer other than 503", every=0.1)
         assert answer.startswith(b"HTTP/1.1 400 ")
         entry = await proc.wait_for_log("refused invalid_argument: a header value is not UTF-8")
         assert entry["procedure"] == SUMMARY_PATH and entry["http_status"] == 400

@@ -17,6 +17,7 @@ from fundament.fleet.v1 import fleet_pb2
 from services.fleet.app import RunningFleetApi
 from tests.fixtures.fleet_api import NOW, ROLE, CallFailed, FixedClock, serving_fleet
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.waiting import eventually_async
 
 SUMMARY = fleet_pb2.GetFleetSummaryRequest()
 
@@ -75,9 +76,7 @@ async def test_concurrent_misses_share_one_read(fleet_database: TestDatabase) ->
                 asyncio.ensure_future(clients.call("grpc" if i % 2 else "connect", "GetFleetSummary", SUMMARY))
                 for i in range(12)
             ]
-            async with asyncio.timeout(30):
-                while running.service.summary_waiting < len(calls):  # noqa: ASYNC110 - a state to poll
-                    await asyncio.sleep(0.01)
+            await eventually_async(lambda: running.service.summary_waiting >= len(calls), "every caller waiting")
             assert not any(call.done() for call in calls), "the read must be held by the lock"
         answers = await asyncio.gather(*calls)
         assert len({a.SerializeToString() for a in answers}) == 1
@@ -86,9 +85,7 @@ async def test_concurrent_misses_share_one_read(fleet_database: TestDatabase) ->
 
 async def wait_until_no_read_runs(running: RunningFleetApi) -> None:
     """The timed-out read unwinds (psycopg cancels its query) before a new one can start."""
-    async with asyncio.timeout(30):
-        while running.service.summary_reading:  # noqa: ASYNC110 - a state to poll, there is no event for it
-            await asyncio.sleep(0.01)
+    await eventually_async(lambda: not running.service.summary_reading, "the timed-out read unwound")
 
 
 async def test_a_failed_read_is_not_kept(fleet_database: TestDatabase) -> None:

@@ -11,9 +11,8 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 import grpc
 import psycopg
@@ -40,6 +39,7 @@ from tests.fixtures.overview import (
     start_counting_queries,
 )
 from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.waiting import eventually_async
 
 REQUEST = overview_pb2.GetPlatformOverviewRequest()
 MAX_AGE = re.compile(r"^public, max-age=(\d+)$")
@@ -53,18 +53,6 @@ def max_age(cache_control: str) -> int:
     match = MAX_AGE.match(cache_control)
     assert match, f"unexpected Cache-Control {cache_control!r}"
     return int(match.group(1))
-
-
-async def wait_until(
-    condition: Callable[[], bool], *, within: float = 60.0, watch: Sequence[asyncio.Task[Any]] = ()
-) -> None:
-    """Poll `condition`; fail early with its error if a watched task ends before it holds."""
-    async with asyncio.timeout(within):
-        while not condition():
-            for task in watch:
-                if task.done() and task.exception() is not None:
-                    raise AssertionError("a call ended early") from task.exception()
-            await asyncio.sleep(0.01)
 
 
 @contextmanager
@@ -210,7 +198,7 @@ async def test_500_concurrent_cold_requests_cost_exactly_one_query(database: Tes
         # The lock holds the one read open until every caller is waiting for it: all 500 are cold.
         with holding_lock(database):
             calls = [asyncio.create_task(PROTOCOLS[mix[i % len(mix)]](endpoints, None)) for i in range(500)]
-            await wait_until(lambda: running.cache.waiting == 500, within=120, watch=calls)
+            await eventually_async(lambda: running.cache.waiting == 500, "500 callers waiting", within=120, watch=calls)
             assert overview_queries(database) == 0
         replies = await asyncio.gather(*calls)
     assert overview_queries(database) == 1
@@ -267,7 +255,9 @@ async def test_a_stalled_query_answers_unavailable_to_every_waiter_by_the_read_d
                 "the platform overview is unavailable right now, try again later"
             }
             # And the query itself was cancelled, not left waiting on the lock.
-            await wait_until(lambda: not running.cache.reading and active_overview_queries(database) == 0)
+            await eventually_async(
+                lambda: not running.cache.reading and active_overview_queries(database) == 0, "the read cancelled"
+            )
         reply = await PROTOCOLS["grpc"](endpoints, None)  # the failure was not kept
     assert [organization.name for organization in reply.response.organizations] == ["acme"]
     assert overview_queries(database) == 1
@@ -280,7 +270,7 @@ async def test_callers_that_give_up_do_not_cancel_the_read_for_the_others(databa
         before = metric_samples((await endpoints.http.get("/metrics")).text)
         with holding_lock(database):
             patient = asyncio.create_task(PROTOCOLS["connect-get-json"](endpoints, None))
-            await wait_until(lambda: running.cache.waiting == 1, watch=[patient])
+            await eventually_async(lambda: running.cache.waiting == 1, "the patient caller waiting", watch=[patient])
             with pytest.raises(grpc.aio.AioRpcError) as over_grpc:
                 await OverviewServiceStub(endpoints.channel).GetPlatformOverview(REQUEST, timeout=0.3)
             assert over_grpc.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -361,9 +351,8 @@ async def test_ready_and_serving_once_the_database_answered(database: TestDataba
             statuses.append(reply.status)
             return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
-        async with asyncio.timeout(30):
-            while not await serving_now():  # noqa: ASYNC110 - the health service is polled, as a kubelet does
-                await asyncio.sleep(0.05)
+        # The health service is polled, as a kubelet does.
+        await eventually_async(serving_now, "the health service answering SERVING")
 
 
 async def test_an_unreachable_database_means_not_ready_and_unavailable_without_caching(

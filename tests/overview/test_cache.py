@@ -14,6 +14,7 @@ import pytest
 from services.common.errors import Unavailable
 from services.common.singleflight import Outcome, ReadFailed, SingleFlightCache
 from tests.fixtures.overview import FakeClock
+from tests.fixtures.waiting import eventually_async
 
 
 @dataclass
@@ -42,12 +43,6 @@ class ControlledRead:
         return str(result)
 
 
-async def wait_until(condition: Callable[[], bool], within: float = 10.0) -> None:
-    async with asyncio.timeout(within):
-        while not condition():  # noqa: ASYNC110 - polling a plain attribute of the code under test
-            await asyncio.sleep(0.001)
-
-
 def make_cache(
     read: Callable[[], Awaitable[str]],
     clock: FakeClock,
@@ -71,7 +66,7 @@ async def test_concurrent_misses_share_one_read() -> None:
     lookups: list[Outcome] = []
     cache = make_cache(read, FakeClock(), lookups=lookups)
     callers = [asyncio.create_task(cache.get()) for _ in range(200)]
-    await wait_until(lambda: cache.waiting == 200)
+    await eventually_async(lambda: cache.waiting == 200)
     assert read.calls == 1
     read.gate.set()
     answers = await asyncio.gather(*callers)
@@ -125,7 +120,7 @@ async def test_every_waiter_of_a_failed_read_gets_its_own_error() -> None:
     read = ControlledRead(results=[RuntimeError("boom")], gated=True)
     cache = make_cache(read, FakeClock())
     callers = [asyncio.create_task(cache.get()) for _ in range(5)]
-    await wait_until(lambda: cache.waiting == 5)
+    await eventually_async(lambda: cache.waiting == 5)
     read.gate.set()
     errors = await asyncio.gather(*callers, return_exceptions=True)
     assert all(isinstance(error, ReadFailed) for error in errors)
@@ -139,7 +134,7 @@ async def test_a_stalled_read_releases_every_waiter_at_its_deadline_and_is_cance
     callers = [asyncio.create_task(cache.get()) for _ in range(10)]
     results = await asyncio.wait_for(asyncio.gather(*callers, return_exceptions=True), timeout=10)
     assert all(isinstance(result, ReadFailed) for result in results)
-    await wait_until(lambda: not cache.reading)
+    await eventually_async(lambda: not cache.reading)
     assert read.cancelled == 1
     read.gated = False
     assert (await cache.get()).value == "answer 2"  # the next caller tries again
@@ -150,7 +145,7 @@ async def test_a_caller_that_gives_up_does_not_cancel_the_shared_read() -> None:
     cache = make_cache(read, FakeClock())
     impatient = asyncio.create_task(cache.get())
     patient = asyncio.create_task(cache.get())
-    await wait_until(lambda: cache.waiting == 2)
+    await eventually_async(lambda: cache.waiting == 2)
     impatient.cancel()
     with pytest.raises(asyncio.CancelledError):
         await impatient
@@ -168,7 +163,7 @@ async def test_a_read_nobody_waits_for_any_more_still_fills_the_cache() -> None:
     caller.cancel()
     await asyncio.gather(caller, return_exceptions=True)
     read.gate.set()
-    await wait_until(lambda: not cache.reading)
+    await eventually_async(lambda: not cache.reading)
     answer = await cache.get()
     assert (answer.value, answer.outcome, read.calls) == ("answer 1", Outcome.HIT, 1)
 

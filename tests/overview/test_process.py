@@ -18,6 +18,7 @@ from db.embedded import free_port
 from tests.fixtures.overview import PATH, ROLE, World
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.service_process import run_to_exit, started
+from tests.fixtures.waiting import eventually_async
 
 SCRIPT = "platform-public-api"
 
@@ -104,17 +105,16 @@ async def test_sigterm_lets_the_call_in_flight_finish_and_exits_cleanly(database
 
 
 async def wait_for_blocked_overview_query(database: TestDatabase) -> None:
-    async with asyncio.timeout(60):
-        while True:
-            with database.admin() as conn:
-                row = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND datname = current_database()"
-                    " AND wait_event_type = 'Lock' AND query LIKE '%%platform_overview%%'",
-                    (ROLE,),
-                ).fetchone()
-            if row and int(str(row[0])) == 1:
-                return
-            await asyncio.sleep(0.02)
+    def blocked() -> bool:
+        with database.admin() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = %s AND datname = current_database()"
+                " AND wait_event_type = 'Lock' AND query LIKE '%%platform_overview%%'",
+                (ROLE,),
+            ).fetchone()
+        return bool(row and int(str(row[0])) == 1)
+
+    await eventually_async(blocked, "the overview query waiting on the lock")
 
 
 @pytest.mark.parametrize("variable", ["HTTP_PORT", "GRPC_PORT"])

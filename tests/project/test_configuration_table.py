@@ -12,6 +12,7 @@ computed at run time (a DSN built from the role, a path under the project) are c
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -195,6 +196,7 @@ def _is_environment(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Attribute) and expr.attr == "environ"
 
 
+@functools.cache  # a pure function of the sources, and the costliest part of the three tests
 def code_reads() -> Reads:
     trees = {path: ast.parse(path.read_text(), filename=str(path)) for path in source_files()}
     resolver = Resolver(trees)

@@ -31,6 +31,7 @@ from services.common.serving.grpc_bridge import grpc_generic_handler
 from services.common.serving.http_app import http_app
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.settings import HttpSettings
+from tests.fixtures.waiting import eventually_async
 
 BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin"
 SERVICE = overview_pb2.DESCRIPTOR.services_by_name["OverviewService"]
@@ -303,8 +304,7 @@ async def _calls_in_flight_during_stop(delay_seconds: float, grace_seconds: floa
             return await stub.GetPlatformOverview(overview_pb2.GetPlatformOverviewRequest(), timeout=60)
 
         grpc_call = asyncio.create_task(grpc_overview())
-        while len(service.calls) < 2:  # noqa: ASYNC110 - both calls have reached the service
-            await asyncio.sleep(0.01)
+        await eventually_async(lambda: len(service.calls) >= 2, "both calls reaching the service")
         # A bound on the test itself, not a figure: stop() must end on its own once the grace is over.
         await asyncio.wait_for(server.stop(), timeout=30)
         results = await asyncio.gather(connect_call, grpc_call, return_exceptions=True)

@@ -36,6 +36,7 @@ from services.common.serving.grpc_bridge import grpc_generic_handler
 from services.common.serving.http_app import http_app
 from services.common.serving.request_stack import ConnectStackInterceptor, RequestStack
 from services.common.settings import GrpcLimits, HttpSettings
+from tests.fixtures.waiting import eventually_async
 from tests.services.test_serving import PATH, SERVICE, ProbeService
 
 HEAD_TIMEOUT = 0.5
@@ -195,15 +196,15 @@ async def test_requests_over_the_connection_limit_are_503(server: ApiServer) -> 
     for _, held in idle:
         held.close()
     # The control: once they are gone (here cut off by the head timeout at the latest), it is served.
-    for _ in range(int(PATIENCE * 10)):
+
+    async def served() -> bool:
         reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
         writer.write(GET)
         status = await asyncio.wait_for(reader.readline(), timeout=PATIENCE)
         writer.close()
-        if status.startswith(b"HTTP/1.1 200 "):
-            break
-        await asyncio.sleep(0.1)
-    assert status.startswith(b"HTTP/1.1 200 ")
+        return status.startswith(b"HTTP/1.1 200 ")
+
+    await eventually_async(served, "a request served once the held connections are gone", within=PATIENCE, every=0.1)
 
 
 async def test_grpc_announces_its_stream_limit(server: ApiServer) -> None:

