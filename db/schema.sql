@@ -6,6 +6,14 @@
 -- are the platform's (Fundament's) as far as fleet inventory relies on them; everything else, and what
 -- fleet inventory adds to those tables, comes from db/migrations/.
 
+CREATE SCHEMA authn;
+
+ALTER SCHEMA authn OWNER TO fun_owner;
+
+CREATE SCHEMA authz;
+
+ALTER SCHEMA authz OWNER TO fun_owner;
+
 CREATE SCHEMA fleet_ext;
 
 ALTER SCHEMA fleet_ext OWNER TO fun_owner;
@@ -23,6 +31,64 @@ ALTER SCHEMA tenant OWNER TO fun_owner;
 CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA fleet_ext;
 
 COMMENT ON EXTENSION pg_trgm IS 'text similarity measurement and index searching based on trigrams';
+
+CREATE FUNCTION authn.current_organization_id() RETURNS uuid
+    LANGUAGE sql STABLE
+    AS $$ SELECT NULLIF(pg_catalog.current_setting('app.current_organization_id', true), '')::uuid $$;
+
+ALTER FUNCTION authn.current_organization_id() OWNER TO fun_owner;
+
+CREATE FUNCTION authz.clusters_sync_trigger() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW IS DISTINCT FROM OLD THEN
+        INSERT INTO authz.outbox (cluster_id) VALUES (NEW.id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION authz.clusters_sync_trigger() OWNER TO fun_owner;
+
+CREATE FUNCTION authz.namespaces_sync_trigger() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW IS DISTINCT FROM OLD THEN
+        INSERT INTO authz.outbox (namespace_id) VALUES (NEW.id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION authz.namespaces_sync_trigger() OWNER TO fun_owner;
+
+CREATE FUNCTION authz.node_pools_sync_trigger() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW IS DISTINCT FROM OLD THEN
+        INSERT INTO authz.outbox (node_pool_id) VALUES (NEW.id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION authz.node_pools_sync_trigger() OWNER TO fun_owner;
+
+CREATE FUNCTION authz.projects_sync_trigger() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW IS DISTINCT FROM OLD THEN
+        INSERT INTO authz.outbox (project_id) VALUES (NEW.id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION authz.projects_sync_trigger() OWNER TO fun_owner;
 
 CREATE FUNCTION tenant.cluster_is_ready(cluster_deleted boolean, organization_deleted boolean, organization_id uuid, shoot_status text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -42,17 +108,6 @@ CREATE FUNCTION tenant.cluster_is_updating(status text) RETURNS boolean
     AS $$ SELECT coalesce(status IN ('starting', 'upgrading'), false) $$;
 
 ALTER FUNCTION tenant.cluster_is_updating(status text) OWNER TO fun_owner;
-
-CREATE FUNCTION tenant.cluster_listing_from_cluster_rows() RETURNS trigger
-    LANGUAGE plpgsql SECURITY DEFINER
-    AS $$
-BEGIN
-    PERFORM tenant.refresh_cluster_listing(ARRAY(SELECT DISTINCT t.cluster_id FROM changed AS t));
-    RETURN NULL;
-END
-$$;
-
-ALTER FUNCTION tenant.cluster_listing_from_cluster_rows() OWNER TO fun_owner;
 
 CREATE FUNCTION tenant.cluster_listing_from_clusters() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -100,6 +155,19 @@ END
 $$;
 
 ALTER FUNCTION tenant.cluster_listing_from_organizations() OWNER TO fun_owner;
+
+CREATE FUNCTION tenant.cluster_listing_from_outbox() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+BEGIN
+    PERFORM tenant.refresh_cluster_listing(ARRAY(
+        SELECT DISTINCT t.cluster_id FROM changed AS t WHERE t.cluster_id IS NOT NULL
+    ));
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION tenant.cluster_listing_from_outbox() OWNER TO fun_owner;
 
 CREATE FUNCTION tenant.cluster_listing_from_projects() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
@@ -154,6 +222,64 @@ CREATE FUNCTION tenant.cluster_needs_attention(status text) RETURNS boolean
 
 ALTER FUNCTION tenant.cluster_needs_attention(status text) OWNER TO fun_owner;
 
+CREATE FUNCTION tenant.cluster_outbox_cluster_trigger() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT'
+       OR OLD.deleted IS DISTINCT FROM NEW.deleted
+       OR OLD.region IS DISTINCT FROM NEW.region
+       OR OLD.kubernetes_version IS DISTINCT FROM NEW.kubernetes_version
+    THEN
+        INSERT INTO tenant.cluster_outbox (cluster_id, event, source)
+        VALUES (NEW.id,
+                CASE
+                    WHEN TG_OP = 'INSERT' THEN 'created'
+                    WHEN OLD.deleted IS NULL AND NEW.deleted IS NOT NULL THEN 'deleted'
+                    ELSE 'updated'
+                END,
+                'trigger');
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION tenant.cluster_outbox_cluster_trigger() OWNER TO fun_owner;
+
+CREATE FUNCTION tenant.cluster_outbox_notify() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_notify('cluster_outbox', '');
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION tenant.cluster_outbox_notify() OWNER TO fun_owner;
+
+CREATE FUNCTION tenant.cluster_outbox_update_cluster_status() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    resolved_cluster_id uuid;
+BEGIN
+    IF NEW.cluster_id IS NOT NULL THEN
+        UPDATE tenant.clusters
+        WHERE tenant.clusters.id = NEW.cluster_id;
+    ELSIF NEW.node_pool_id IS NOT NULL THEN
+        SELECT tenant.node_pools.cluster_id INTO resolved_cluster_id
+        FROM tenant.node_pools WHERE tenant.node_pools.id = NEW.node_pool_id;
+        IF resolved_cluster_id IS NOT NULL THEN
+            UPDATE tenant.clusters
+            WHERE tenant.clusters.id = resolved_cluster_id;
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION tenant.cluster_outbox_update_cluster_status() OWNER TO fun_owner;
+
 CREATE FUNCTION tenant.cluster_search_from_listing() RETURNS trigger
     LANGUAGE plpgsql SECURITY DEFINER
     AS $$
@@ -190,32 +316,20 @@ $$;
 
 ALTER FUNCTION tenant.cluster_status(deleted boolean, sync_status text, shoot_status text, shoot_operation text, ever_completed boolean) OWNER TO fun_owner;
 
-CREATE FUNCTION tenant.cluster_sync_state_keep_ready_since() RETURNS trigger
+CREATE FUNCTION tenant.clusters_tr_verify_deleted() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    IF NEW.shoot_status NOT IN ('ready', 'unhealthy') THEN
-        NEW.ready_since := NULL;
-    ELSIF TG_OP = 'INSERT' THEN
-        NEW.ready_since := coalesce(NEW.ready_since, NEW.shoot_status_changed);
-    ELSIF OLD.shoot_status IN ('ready', 'unhealthy') THEN
-        NEW.ready_since := coalesce(OLD.ready_since, NEW.shoot_status_changed);
-    ELSIF NEW.shoot_status_changed IS DISTINCT FROM OLD.shoot_status_changed THEN
-        NEW.ready_since := NEW.shoot_status_changed;
-    ELSE
-        NEW.ready_since := now();
+    IF NEW.deleted IS NOT NULL AND EXISTS (
+        SELECT 1 FROM tenant.projects WHERE cluster_id = NEW.id AND deleted IS NULL
+    ) THEN
+        RAISE EXCEPTION 'Cannot delete cluster with undeleted projects';
     END IF;
     RETURN NEW;
 END
 $$;
 
-ALTER FUNCTION tenant.cluster_sync_state_keep_ready_since() OWNER TO fun_owner;
-
-CREATE FUNCTION tenant.current_organization_id() RETURNS uuid
-    LANGUAGE sql STABLE PARALLEL SAFE
-    AS $$ SELECT NULLIF(pg_catalog.current_setting('fundament.organization_id', true), '')::uuid $$;
-
-ALTER FUNCTION tenant.current_organization_id() OWNER TO fun_owner;
+ALTER FUNCTION tenant.clusters_tr_verify_deleted() OWNER TO fun_owner;
 
 CREATE FUNCTION tenant.namespace_name_prefix(project_name text, project_id uuid) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
@@ -226,6 +340,44 @@ CREATE FUNCTION tenant.namespace_name_prefix(project_name text, project_id uuid)
 $$;
 
 ALTER FUNCTION tenant.namespace_name_prefix(project_name text, project_id uuid) OWNER TO fun_owner;
+
+CREATE FUNCTION tenant.namespace_outbox_trigger() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' OR NEW IS DISTINCT FROM OLD THEN
+        INSERT INTO tenant.cluster_outbox (namespace_id, event, source)
+        VALUES (NEW.id,
+                CASE
+                    WHEN TG_OP = 'INSERT' THEN 'created'
+                    WHEN OLD.deleted IS NULL AND NEW.deleted IS NOT NULL THEN 'deleted'
+                    ELSE 'updated'
+                END,
+                'trigger');
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION tenant.namespace_outbox_trigger() OWNER TO fun_owner;
+
+CREATE FUNCTION tenant.node_pool_outbox_trigger() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+BEGIN
+    INSERT INTO tenant.cluster_outbox (node_pool_id, event, source)
+    VALUES (NEW.id,
+            CASE
+                WHEN TG_OP = 'INSERT' THEN 'created'
+                WHEN OLD.deleted IS NULL AND NEW.deleted IS NOT NULL THEN 'deleted'
+                ELSE 'updated'
+            END,
+            'trigger');
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION tenant.node_pool_outbox_trigger() OWNER TO fun_owner;
 
 CREATE FUNCTION tenant.platform_overview() RETURNS TABLE(name text, alias text, clusters bigint, projects bigint, namespaces bigint)
     LANGUAGE sql STABLE SECURITY DEFINER
@@ -248,6 +400,21 @@ ALTER FUNCTION tenant.platform_overview() OWNER TO fun_owner;
 
 COMMENT ON FUNCTION tenant.platform_overview() IS 'Per listed, live, non-system organization: name, alias and live clusters, projects, namespaces. No ids.';
 
+CREATE FUNCTION tenant.projects_tr_verify_deleted() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF NEW.deleted IS NOT NULL AND EXISTS (
+        SELECT 1 FROM tenant.namespaces WHERE project_id = NEW.id AND deleted IS NULL
+    ) THEN
+        RAISE EXCEPTION 'Cannot delete project with undeleted namespaces';
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+ALTER FUNCTION tenant.projects_tr_verify_deleted() OWNER TO fun_owner;
+
 CREATE FUNCTION tenant.prune_fleet_history(round_before timestamp with time zone, hour_before timestamp with time zone) RETURNS bigint
     LANGUAGE sql SECURITY DEFINER
     AS $$
@@ -260,6 +427,29 @@ CREATE FUNCTION tenant.prune_fleet_history(round_before timestamp with time zone
 $$;
 
 ALTER FUNCTION tenant.prune_fleet_history(round_before timestamp with time zone, hour_before timestamp with time zone) OWNER TO fun_owner;
+
+CREATE FUNCTION tenant.record_listing_change() RETURNS trigger
+    LANGUAGE plpgsql SECURITY DEFINER
+    AS $$
+DECLARE
+    previously boolean := CASE WHEN TG_OP = 'INSERT' THEN false ELSE OLD.listed_publicly END;
+BEGIN
+    IF NEW.listed_publicly IS DISTINCT FROM previously THEN
+        INSERT INTO tenant.organization_listing_changes
+            (organization_id, organization_name, organization_alias, listed_publicly, previously_listed,
+             changed_by, reason)
+        VALUES (
+            NEW.id, NEW.name, NEW.alias, NEW.listed_publicly, previously,
+            coalesce(nullif(current_setting('fleet.listing_changed_by', true), ''), session_user::text),
+            coalesce(nullif(current_setting('fleet.listing_reason', true), ''),
+                     'changed outside `fleet org`: no reason given')
+        );
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+ALTER FUNCTION tenant.record_listing_change() OWNER TO fun_owner;
 
 CREATE FUNCTION tenant.refresh_cluster_listing(ids uuid[]) RETURNS void
     LANGUAGE plpgsql SECURITY DEFINER
@@ -295,7 +485,7 @@ BEGIN
            coalesce(per.projects, 0), coalesce(per.namespaces, 0)
     FROM tenant.clusters AS c
     JOIN tenant.organizations AS o ON o.id = c.organization_id
-    LEFT JOIN tenant.cluster_sync_state AS s ON s.cluster_id = c.id
+    LEFT JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
     LEFT JOIN tenant.cluster_snapshots AS snap ON snap.cluster_id = c.id
     LEFT JOIN LATERAL (
         SELECT count(*) AS projects, sum((SELECT count(*) FROM tenant.namespaces AS n
@@ -389,6 +579,15 @@ $$;
 
 ALTER FUNCTION tenant.refuse_rewriting_history() OWNER TO fun_owner;
 
+CREATE FUNCTION tenant.skewed_status_times() RETURNS bigint
+    LANGUAGE sql STABLE SECURITY DEFINER
+    AS $$
+    SELECT count(*) FROM tenant.clusters
+    WHERE tenant.clusters.shoot_status_updated > now() AND tenant.clusters.deleted IS NULL
+$$;
+
+ALTER FUNCTION tenant.skewed_status_times() OWNER TO fun_owner;
+
 CREATE FUNCTION tenant.snapshot_is_stale(ready boolean, observed timestamp with time zone, ready_since timestamp with time zone, interval_seconds integer, collector_since timestamp with time zone, as_of timestamp with time zone) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$
@@ -407,11 +606,37 @@ $$;
 
 ALTER FUNCTION tenant.snapshot_is_stale(ready boolean, observed timestamp with time zone, ready_since timestamp with time zone, interval_seconds integer, collector_since timestamp with time zone, as_of timestamp with time zone) OWNER TO fun_owner;
 
+CREATE FUNCTION tenant.standin_uuidv7() RETURNS uuid
+    LANGUAGE sql
+    AS $$
+    SELECT encode(
+        set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+            PLACING substring(int8send((extract(epoch FROM clock_timestamp()) * 1000)::bigint) FROM 3)
+            FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid
+$$;
+
+ALTER FUNCTION tenant.standin_uuidv7() OWNER TO fun_owner;
+
 CREATE FUNCTION tenant.system_organization_id() RETURNS uuid
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    AS $$ SELECT '00000000-0000-0000-0000-000000000001'::uuid $$;
+    AS $$ SELECT '019b4000-0000-7000-8000-000000000000'::uuid $$;
 
 ALTER FUNCTION tenant.system_organization_id() OWNER TO fun_owner;
+
+CREATE TABLE authz.outbox (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    project_id uuid,
+    cluster_id uuid,
+    node_pool_id uuid,
+    namespace_id uuid,
+    created timestamp with time zone DEFAULT now() NOT NULL,
+    processed timestamp with time zone,
+    retries integer DEFAULT 0 NOT NULL,
+    failed timestamp with time zone,
+    CONSTRAINT outbox_ck_single_fk CHECK ((num_nonnulls(project_id, cluster_id, node_pool_id, namespace_id) = 1))
+);
+
+ALTER TABLE authz.outbox OWNER TO fun_owner;
 
 CREATE TABLE fleet_meta.schema_migrations (
     version integer NOT NULL,
@@ -421,6 +646,27 @@ CREATE TABLE fleet_meta.schema_migrations (
 );
 
 ALTER TABLE fleet_meta.schema_migrations OWNER TO fun_owner;
+
+CREATE TABLE public.schema_migrations (
+    version bigint NOT NULL,
+    dirty boolean NOT NULL
+);
+
+ALTER TABLE public.schema_migrations OWNER TO postgres;
+
+CREATE TABLE tenant.cluster_events (
+    id uuid DEFAULT gen_random_uuid() NOT NULL,
+    cluster_id uuid NOT NULL,
+    event_type text NOT NULL,
+    created timestamp with time zone DEFAULT now() NOT NULL,
+    sync_action text,
+    message text,
+    attempt integer,
+    CONSTRAINT cluster_events_ck_event_type CHECK ((event_type = ANY (ARRAY['sync_requested'::text, 'sync_claimed'::text, 'sync_succeeded'::text, 'sync_failed'::text, 'status_progressing'::text, 'status_ready'::text, 'status_error'::text, 'status_deleted'::text, 'user_sync_succeeded'::text, 'user_sync_failed'::text]))),
+    CONSTRAINT cluster_events_ck_sync_action CHECK (((sync_action IS NULL) OR (sync_action = ANY (ARRAY['sync'::text, 'delete'::text]))))
+);
+
+ALTER TABLE tenant.cluster_events OWNER TO fun_owner;
 
 CREATE TABLE tenant.cluster_listing (
     id uuid NOT NULL,
@@ -459,6 +705,31 @@ CREATE TABLE tenant.cluster_listing (
 
 ALTER TABLE tenant.cluster_listing OWNER TO fun_owner;
 
+CREATE TABLE tenant.cluster_outbox (
+    id uuid DEFAULT tenant.standin_uuidv7() NOT NULL,
+    cluster_id uuid,
+    node_pool_id uuid,
+    namespace_id uuid,
+    organization_user_id uuid,
+    project_member_id uuid,
+    event text NOT NULL,
+    source text NOT NULL,
+    status text DEFAULT 'pending'::text NOT NULL,
+    retries integer DEFAULT 0 NOT NULL,
+    retry_after timestamp with time zone,
+    processed timestamp with time zone,
+    failed timestamp with time zone,
+    status_info text,
+    created timestamp with time zone DEFAULT now() NOT NULL,
+    deferrals integer DEFAULT 0 NOT NULL,
+    CONSTRAINT cluster_outbox_ck_event CHECK ((event = ANY (ARRAY['created'::text, 'updated'::text, 'deleted'::text, 'reconcile'::text, 'ready'::text]))),
+    CONSTRAINT cluster_outbox_ck_single_fk CHECK ((num_nonnulls(cluster_id, node_pool_id, namespace_id, organization_user_id, project_member_id) = 1)),
+    CONSTRAINT cluster_outbox_ck_source CHECK ((source = ANY (ARRAY['trigger'::text, 'reconcile'::text, 'manual'::text, 'status'::text]))),
+    CONSTRAINT cluster_outbox_ck_status CHECK ((status = ANY (ARRAY['pending'::text, 'completed'::text, 'retrying'::text, 'failed'::text])))
+);
+
+ALTER TABLE tenant.cluster_outbox OWNER TO fun_owner;
+
 CREATE TABLE tenant.cluster_search (
     id uuid NOT NULL,
     cluster_key text NOT NULL,
@@ -488,29 +759,6 @@ CREATE TABLE tenant.cluster_snapshots (
 
 ALTER TABLE tenant.cluster_snapshots OWNER TO fun_owner;
 
-CREATE TABLE tenant.cluster_sync_state (
-    cluster_id uuid NOT NULL,
-    sync_status text NOT NULL,
-    sync_attempts integer DEFAULT 0 NOT NULL,
-    sync_error text,
-    sync_updated timestamp with time zone DEFAULT now() NOT NULL,
-    first_completed timestamp with time zone,
-    shoot_status text NOT NULL,
-    shoot_operation text,
-    shoot_message text,
-    shoot_status_changed timestamp with time zone DEFAULT now() NOT NULL,
-    ready_since timestamp with time zone,
-    CONSTRAINT cluster_sync_state_ck_first_completed CHECK (((sync_status <> 'completed'::text) OR (first_completed IS NOT NULL))),
-    CONSTRAINT cluster_sync_state_ck_ready_since CHECK (((ready_since IS NOT NULL) = (shoot_status = ANY (ARRAY['ready'::text, 'unhealthy'::text])))),
-    CONSTRAINT cluster_sync_state_ck_shoot_operation CHECK (((shoot_operation IS NULL) OR (shoot_operation = ANY (ARRAY['create'::text, 'reconcile'::text, 'delete'::text, 'migrate'::text, 'restore'::text])))),
-    CONSTRAINT cluster_sync_state_ck_shoot_status CHECK ((shoot_status = ANY (ARRAY['pending'::text, 'progressing'::text, 'ready'::text, 'unhealthy'::text, 'error'::text, 'missing'::text, 'hibernating'::text, 'hibernated'::text, 'deleting'::text, 'deleted'::text]))),
-    CONSTRAINT cluster_sync_state_ck_sync_attempts CHECK ((sync_attempts >= 0)),
-    CONSTRAINT cluster_sync_state_ck_sync_status CHECK ((sync_status = ANY (ARRAY['pending'::text, 'retrying'::text, 'completed'::text, 'failed'::text]))),
-    CONSTRAINT cluster_sync_state_ck_times_in_range CHECK ((((sync_updated >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (sync_updated <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((shoot_status_changed >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (shoot_status_changed <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((first_completed IS NULL) OR ((first_completed >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (first_completed <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone))) AND ((ready_since IS NULL) OR ((ready_since >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (ready_since <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))))
-);
-
-ALTER TABLE tenant.cluster_sync_state OWNER TO fun_owner;
-
 CREATE TABLE tenant.clusters (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     organization_id uuid NOT NULL,
@@ -519,11 +767,15 @@ CREATE TABLE tenant.clusters (
     kubernetes_version text NOT NULL,
     created timestamp with time zone DEFAULT now() NOT NULL,
     deleted timestamp with time zone,
-    CONSTRAINT clusters_ck_deleted CHECK (((deleted IS NULL) OR (deleted >= created))),
-    CONSTRAINT clusters_ck_kubernetes_version CHECK (((char_length(kubernetes_version) >= 1) AND (char_length(kubernetes_version) <= 64))),
-    CONSTRAINT clusters_ck_name CHECK (((char_length(name) >= 1) AND (char_length(name) <= 255))),
-    CONSTRAINT clusters_ck_region CHECK (((char_length(region) >= 1) AND (char_length(region) <= 255))),
-    CONSTRAINT clusters_ck_times_in_range CHECK ((((created >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((deleted IS NULL) OR ((deleted >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (deleted <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))))
+    synced timestamp with time zone,
+    shoot_status text,
+    shoot_status_message text,
+    shoot_status_updated timestamp with time zone,
+    outbox_status text,
+    outbox_retries integer DEFAULT 0 NOT NULL,
+    outbox_error text,
+    region_id uuid,
+    kubernetes_version_id uuid
 );
 
 ALTER TABLE tenant.clusters OWNER TO fun_owner;
@@ -572,6 +824,53 @@ CREATE TABLE tenant.fleet_history (
 );
 
 ALTER TABLE tenant.fleet_history OWNER TO fun_owner;
+
+CREATE VIEW tenant.fleet_sync_state WITH (security_invoker='true') AS
+ SELECT c.id AS cluster_id,
+    COALESCE(c.outbox_status, 'pending'::text) AS sync_status,
+    c.outbox_retries AS sync_attempts,
+    c.outbox_error AS sync_error,
+    ( SELECT LEAST(COALESCE(o.processed, o.created), now()) AS "least"
+           FROM tenant.cluster_outbox o
+          WHERE (o.cluster_id = c.id)
+          ORDER BY o.id DESC
+         LIMIT 1) AS sync_updated,
+    first.completed AS first_completed,
+    x.shoot_status,
+        CASE
+            WHEN (c.shoot_status = 'progressing'::text) THEN
+            CASE
+                WHEN (c.shoot_status_message = 'Shoot is being created'::text) THEN 'create'::text
+                WHEN (lower(split_part(c.shoot_status_message, ':'::text, 1)) = ANY (ARRAY['create'::text, 'reconcile'::text, 'delete'::text, 'migrate'::text, 'restore'::text])) THEN lower(split_part(c.shoot_status_message, ':'::text, 1))
+                ELSE NULL::text
+            END
+            WHEN (c.shoot_status = ANY (ARRAY['deleting'::text, 'deleted'::text])) THEN 'delete'::text
+            ELSE NULL::text
+        END AS shoot_operation,
+    c.shoot_status_message AS shoot_message,
+        CASE
+            WHEN (c.shoot_status_updated IS NOT NULL) THEN LEAST(c.shoot_status_updated, now())
+            ELSE NULL::timestamp with time zone
+        END AS shoot_status_changed,
+        CASE
+            WHEN ((x.shoot_status = ANY (ARRAY['ready'::text, 'unhealthy'::text])) AND (c.shoot_status_updated IS NOT NULL)) THEN LEAST(c.shoot_status_updated, now())
+            ELSE NULL::timestamp with time zone
+        END AS ready_since
+   FROM ((tenant.clusters c
+     LEFT JOIN LATERAL ( SELECT COALESCE(o.processed, o.created) AS completed
+           FROM tenant.cluster_outbox o
+          WHERE ((o.cluster_id = c.id) AND (o.status = 'completed'::text))
+          ORDER BY o.id
+         LIMIT 1) first ON (true))
+     CROSS JOIN LATERAL ( SELECT
+                CASE
+                    WHEN ((c.shoot_status = 'ready'::text) AND (c.shoot_status_message = 'Shoot reconciled but not all conditions healthy'::text)) THEN 'unhealthy'::text
+                    WHEN ((c.shoot_status = 'pending'::text) AND (c.shoot_status_message = 'Shoot not found in Gardener'::text) AND (first.completed IS NOT NULL)) THEN 'missing'::text
+                    ELSE c.shoot_status
+                END AS shoot_status) x)
+  WHERE ((c.outbox_status IS NOT NULL) OR (c.shoot_status IS NOT NULL));
+
+ALTER VIEW tenant.fleet_sync_state OWNER TO fun_owner;
 
 CREATE TABLE tenant.gardener_shoots (
     uid uuid NOT NULL,
@@ -636,9 +935,7 @@ CREATE TABLE tenant.namespaces (
     name text NOT NULL,
     created timestamp with time zone DEFAULT now() NOT NULL,
     deleted timestamp with time zone,
-    CONSTRAINT namespaces_ck_deleted CHECK (((deleted IS NULL) OR (deleted >= created))),
-    CONSTRAINT namespaces_ck_name CHECK (((char_length(name) >= 1) AND (char_length(name) <= 255))),
-    CONSTRAINT namespaces_ck_times_in_range CHECK ((((created >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((deleted IS NULL) OR ((deleted >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (deleted <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))))
+    CONSTRAINT namespaces_ck_name CHECK ((name = name))
 );
 
 ALTER TABLE tenant.namespaces OWNER TO fun_owner;
@@ -663,10 +960,7 @@ CREATE TABLE tenant.node_pools (
     autoscale_max integer NOT NULL,
     created timestamp with time zone DEFAULT now() NOT NULL,
     deleted timestamp with time zone,
-    CONSTRAINT node_pools_ck_autoscale CHECK (((autoscale_min >= 0) AND (autoscale_max >= autoscale_min))),
-    CONSTRAINT node_pools_ck_deleted CHECK (((deleted IS NULL) OR (deleted >= created))),
-    CONSTRAINT node_pools_ck_name CHECK (((char_length(name) >= 1) AND (char_length(name) <= 255))),
-    CONSTRAINT node_pools_ck_times_in_range CHECK ((((created >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((deleted IS NULL) OR ((deleted >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (deleted <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))))
+    region_machine_type_id uuid
 );
 
 ALTER TABLE tenant.node_pools OWNER TO fun_owner;
@@ -674,6 +968,8 @@ ALTER TABLE tenant.node_pools OWNER TO fun_owner;
 CREATE TABLE tenant.organization_listing_changes (
     id uuid DEFAULT gen_random_uuid() NOT NULL,
     organization_id uuid NOT NULL,
+    organization_name text NOT NULL,
+    organization_alias text NOT NULL,
     listed_publicly boolean NOT NULL,
     previously_listed boolean NOT NULL,
     changed_by text NOT NULL,
@@ -681,7 +977,6 @@ CREATE TABLE tenant.organization_listing_changes (
     changed timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT organization_listing_changes_ck_changed CHECK ((listed_publicly <> previously_listed)),
     CONSTRAINT organization_listing_changes_ck_changed_by CHECK (((char_length(changed_by) >= 1) AND (char_length(changed_by) <= 255))),
-    CONSTRAINT organization_listing_changes_ck_not_system CHECK ((organization_id <> '00000000-0000-0000-0000-000000000001'::uuid)),
     CONSTRAINT organization_listing_changes_ck_reason CHECK (((char_length(btrim(reason)) >= 1) AND (char_length(btrim(reason)) <= 1000)))
 );
 
@@ -706,11 +1001,9 @@ CREATE TABLE tenant.organizations (
     created timestamp with time zone DEFAULT now() NOT NULL,
     deleted timestamp with time zone,
     listed_publicly boolean DEFAULT false NOT NULL,
+    CONSTRAINT fleet_organizations_ck_system_unlisted CHECK (((id <> tenant.system_organization_id()) OR (NOT listed_publicly))),
     CONSTRAINT organizations_ck_alias CHECK (((char_length(alias) >= 1) AND (char_length(alias) <= 255))),
-    CONSTRAINT organizations_ck_deleted CHECK (((deleted IS NULL) OR (deleted >= created))),
-    CONSTRAINT organizations_ck_name CHECK ((name ~ '^[a-z]([a-z0-9-]{0,61}[a-z0-9])?$'::text)),
-    CONSTRAINT organizations_ck_system_unlisted CHECK (((id <> '00000000-0000-0000-0000-000000000001'::uuid) OR (NOT listed_publicly))),
-    CONSTRAINT organizations_ck_times_in_range CHECK ((((created >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((deleted IS NULL) OR ((deleted >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (deleted <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))))
+    CONSTRAINT organizations_ck_name CHECK (((name ~ '^[a-z][a-z0-9-]*[a-z0-9]$'::text) AND (name !~ '--'::text)))
 );
 
 ALTER TABLE tenant.organizations OWNER TO fun_owner;
@@ -722,10 +1015,7 @@ CREATE TABLE tenant.projects (
     alias text NOT NULL,
     created timestamp with time zone DEFAULT now() NOT NULL,
     deleted timestamp with time zone,
-    CONSTRAINT projects_ck_alias CHECK (((char_length(alias) >= 1) AND (char_length(alias) <= 255))),
-    CONSTRAINT projects_ck_deleted CHECK (((deleted IS NULL) OR (deleted >= created))),
-    CONSTRAINT projects_ck_name CHECK (((char_length(name) >= 1) AND (char_length(name) <= 255))),
-    CONSTRAINT projects_ck_times_in_range CHECK ((((created >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (created <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)) AND ((deleted IS NULL) OR ((deleted >= '0001-01-01 00:00:00+00'::timestamp with time zone) AND (deleted <= '9999-12-31 23:59:59.999999+00'::timestamp with time zone)))))
+    CONSTRAINT projects_ck_alias CHECK (((char_length(alias) >= 1) AND (char_length(alias) <= 255)))
 );
 
 ALTER TABLE tenant.projects OWNER TO fun_owner;
@@ -736,12 +1026,31 @@ CREATE TABLE tenant.worker_heartbeats (
     interval_seconds integer NOT NULL,
     first_completed timestamp with time zone DEFAULT now() NOT NULL,
     details jsonb DEFAULT '{}'::jsonb NOT NULL,
+    shard text DEFAULT '0/1'::text NOT NULL,
     CONSTRAINT worker_heartbeats_ck_details CHECK ((jsonb_typeof(details) = 'object'::text)),
     CONSTRAINT worker_heartbeats_ck_interval CHECK ((interval_seconds > 0)),
-    CONSTRAINT worker_heartbeats_ck_loop CHECK ((loop = ANY (ARRAY['inventory'::text, 'reconcile'::text])))
+    CONSTRAINT worker_heartbeats_ck_loop CHECK ((loop = ANY (ARRAY['inventory'::text, 'reconcile'::text]))),
+    CONSTRAINT worker_heartbeats_ck_shard CHECK (((shard ~ '^[0-9]{1,4}/[0-9]{1,4}$'::text) AND ((split_part(shard, '/'::text, 1))::integer < (split_part(shard, '/'::text, 2))::integer)))
 );
 
 ALTER TABLE tenant.worker_heartbeats OWNER TO fun_owner;
+
+CREATE VIEW tenant.worker_loops WITH (security_invoker='true') AS
+ SELECT h.loop,
+    current.shards,
+    (count(*))::integer AS shards_reporting,
+    min(h.last_completed) AS last_completed,
+    max(h.last_completed) AS newest_completed,
+    max(h.interval_seconds) AS interval_seconds,
+    min(h.first_completed) AS first_completed
+   FROM (tenant.worker_heartbeats h
+     JOIN ( SELECT DISTINCT ON (w.loop) w.loop,
+            (split_part(w.shard, '/'::text, 2))::integer AS shards
+           FROM tenant.worker_heartbeats w
+          ORDER BY w.loop, w.last_completed DESC) current ON (((current.loop = h.loop) AND ((split_part(h.shard, '/'::text, 2))::integer = current.shards))))
+  GROUP BY h.loop, current.shards;
+
+ALTER VIEW tenant.worker_loops OWNER TO fun_owner;
 
 CREATE VIEW tenant.staff_clusters WITH (security_invoker='true') AS
  SELECT c.id,
@@ -787,9 +1096,9 @@ CREATE VIEW tenant.staff_clusters WITH (security_invoker='true') AS
     snap.source AS snapshot_source
    FROM ((((tenant.clusters c
      JOIN tenant.organizations o ON ((o.id = c.organization_id)))
-     LEFT JOIN tenant.cluster_sync_state s ON ((s.cluster_id = c.id)))
+     LEFT JOIN tenant.fleet_sync_state s ON ((s.cluster_id = c.id)))
      LEFT JOIN tenant.cluster_snapshots snap ON ((snap.cluster_id = c.id)))
-     LEFT JOIN tenant.worker_heartbeats inventory ON ((inventory.loop = 'inventory'::text)))
+     LEFT JOIN tenant.worker_loops inventory ON ((inventory.loop = 'inventory'::text)))
   WHERE (c.organization_id <> tenant.system_organization_id());
 
 ALTER VIEW tenant.staff_clusters OWNER TO fun_owner;
@@ -804,11 +1113,23 @@ CREATE TABLE tenant.worker_locks (
 
 ALTER TABLE tenant.worker_locks OWNER TO fun_owner;
 
+ALTER TABLE ONLY authz.outbox
+    ADD CONSTRAINT outbox_pk PRIMARY KEY (id);
+
 ALTER TABLE ONLY fleet_meta.schema_migrations
     ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
 
+ALTER TABLE ONLY public.schema_migrations
+    ADD CONSTRAINT schema_migrations_pkey PRIMARY KEY (version);
+
+ALTER TABLE ONLY tenant.cluster_events
+    ADD CONSTRAINT cluster_events_pk PRIMARY KEY (id);
+
 ALTER TABLE ONLY tenant.cluster_listing
     ADD CONSTRAINT cluster_listing_pk PRIMARY KEY (id);
+
+ALTER TABLE ONLY tenant.cluster_outbox
+    ADD CONSTRAINT cluster_outbox_pk PRIMARY KEY (id);
 
 ALTER TABLE ONLY tenant.cluster_search
     ADD CONSTRAINT cluster_search_pk PRIMARY KEY (id);
@@ -816,11 +1137,11 @@ ALTER TABLE ONLY tenant.cluster_search
 ALTER TABLE ONLY tenant.cluster_snapshots
     ADD CONSTRAINT cluster_snapshots_pk PRIMARY KEY (cluster_id);
 
-ALTER TABLE ONLY tenant.cluster_sync_state
-    ADD CONSTRAINT cluster_sync_state_pk PRIMARY KEY (cluster_id);
-
 ALTER TABLE ONLY tenant.clusters
     ADD CONSTRAINT clusters_pk PRIMARY KEY (id);
+
+ALTER TABLE ONLY tenant.clusters
+    ADD CONSTRAINT clusters_uq_name UNIQUE NULLS NOT DISTINCT (organization_id, name, deleted);
 
 ALTER TABLE ONLY tenant.drift_findings
     ADD CONSTRAINT drift_findings_pk PRIMARY KEY (id);
@@ -843,11 +1164,17 @@ ALTER TABLE ONLY tenant.namespace_snapshots
 ALTER TABLE ONLY tenant.namespaces
     ADD CONSTRAINT namespaces_pk PRIMARY KEY (id);
 
+ALTER TABLE ONLY tenant.namespaces
+    ADD CONSTRAINT namespaces_uq_name UNIQUE NULLS NOT DISTINCT (project_id, name, deleted);
+
 ALTER TABLE ONLY tenant.node_pool_snapshots
     ADD CONSTRAINT node_pool_snapshots_pk PRIMARY KEY (node_pool_id);
 
 ALTER TABLE ONLY tenant.node_pools
     ADD CONSTRAINT node_pools_pk PRIMARY KEY (id);
+
+ALTER TABLE ONLY tenant.node_pools
+    ADD CONSTRAINT node_pools_uq_name UNIQUE NULLS NOT DISTINCT (cluster_id, name, deleted);
 
 ALTER TABLE ONLY tenant.organization_listing_changes
     ADD CONSTRAINT organization_listing_changes_pk PRIMARY KEY (id);
@@ -858,14 +1185,24 @@ ALTER TABLE ONLY tenant.organization_totals
 ALTER TABLE ONLY tenant.organizations
     ADD CONSTRAINT organizations_pk PRIMARY KEY (id);
 
+ALTER TABLE ONLY tenant.organizations
+    ADD CONSTRAINT organizations_uq_name UNIQUE NULLS NOT DISTINCT (name, deleted);
+
 ALTER TABLE ONLY tenant.projects
     ADD CONSTRAINT projects_pk PRIMARY KEY (id);
 
+ALTER TABLE ONLY tenant.projects
+    ADD CONSTRAINT projects_uq_cluster_name UNIQUE NULLS NOT DISTINCT (cluster_id, name, deleted);
+
 ALTER TABLE ONLY tenant.worker_heartbeats
-    ADD CONSTRAINT worker_heartbeats_pk PRIMARY KEY (loop);
+    ADD CONSTRAINT worker_heartbeats_pk PRIMARY KEY (loop, shard);
 
 ALTER TABLE ONLY tenant.worker_locks
     ADD CONSTRAINT worker_locks_pk PRIMARY KEY (name);
+
+CREATE INDEX outbox_idx_unprocessed ON authz.outbox USING btree (created) WHERE (processed IS NULL);
+
+CREATE INDEX cluster_events_idx_cluster_created ON tenant.cluster_events USING btree (cluster_id DESC, created DESC);
 
 CREATE INDEX cluster_listing_idx_name ON tenant.cluster_listing USING btree (name, id);
 
@@ -905,6 +1242,14 @@ CREATE INDEX cluster_listing_idx_status_since ON tenant.cluster_listing USING bt
 
 CREATE INDEX cluster_listing_idx_status_status_since ON tenant.cluster_listing USING btree (status, status_since, name, id);
 
+CREATE INDEX cluster_outbox_idx_cluster ON tenant.cluster_outbox USING btree (cluster_id, id DESC);
+
+CREATE INDEX cluster_outbox_idx_namespace ON tenant.cluster_outbox USING btree (namespace_id, id DESC);
+
+CREATE INDEX cluster_outbox_idx_node_pool ON tenant.cluster_outbox USING btree (node_pool_id, id DESC);
+
+CREATE INDEX cluster_outbox_idx_pending ON tenant.cluster_outbox USING btree (status, retry_after, id);
+
 CREATE INDEX cluster_search_idx_cluster_prefix ON tenant.cluster_search USING btree (cluster_key text_pattern_ops);
 
 CREATE INDEX cluster_search_idx_cluster_trgm ON tenant.cluster_search USING gin (translate(cluster_key, '-'::text, 'z'::text) fleet_ext.gin_trgm_ops) WITH (fastupdate=off);
@@ -913,17 +1258,7 @@ CREATE INDEX cluster_search_idx_organization_trgm ON tenant.cluster_search USING
 
 CREATE INDEX cluster_search_idx_search_trgm ON tenant.cluster_search USING gin (translate(search_key, '-'::text, 'z'::text) fleet_ext.gin_trgm_ops) WITH (fastupdate=off);
 
-CREATE INDEX cluster_sync_state_idx_live_status ON tenant.cluster_sync_state USING btree (tenant.cluster_status(false, sync_status, shoot_status, shoot_operation, (first_completed IS NOT NULL)));
-
-CREATE INDEX clusters_idx_live_organization ON tenant.clusters USING btree (organization_id) WHERE (deleted IS NULL);
-
-CREATE INDEX clusters_idx_name_id ON tenant.clusters USING btree (name, id);
-
-CREATE INDEX clusters_idx_organization_name_id ON tenant.clusters USING btree (organization_id, name, id);
-
-CREATE INDEX clusters_idx_region_name_id ON tenant.clusters USING btree (region, name, id);
-
-CREATE UNIQUE INDEX clusters_uq_live_organization_name ON tenant.clusters USING btree (organization_id, name) WHERE (deleted IS NULL);
+CREATE INDEX clusters_idx_needs_sync ON tenant.clusters USING btree (synced) WHERE (deleted IS NULL);
 
 CREATE INDEX drift_findings_idx_cluster_first_detected ON tenant.drift_findings USING btree (cluster_id, first_detected, id);
 
@@ -937,6 +1272,40 @@ CREATE INDEX drift_findings_idx_open_kind_first_detected ON tenant.drift_finding
 
 CREATE UNIQUE INDEX drift_findings_uq_open_kind_subject ON tenant.drift_findings USING btree (kind, subject) WHERE (resolved IS NULL);
 
+CREATE INDEX fleet_cluster_outbox_idx_cluster_completed ON tenant.cluster_outbox USING btree (cluster_id, id) WHERE ((status = 'completed'::text) AND (cluster_id IS NOT NULL));
+
+CREATE INDEX fleet_clusters_idx_live_organization ON tenant.clusters USING btree (organization_id) WHERE (deleted IS NULL);
+
+CREATE INDEX fleet_clusters_idx_name_id ON tenant.clusters USING btree (name, id);
+
+CREATE INDEX fleet_clusters_idx_organization_name_id ON tenant.clusters USING btree (organization_id, name, id);
+
+CREATE INDEX fleet_clusters_idx_region_name_id ON tenant.clusters USING btree (region, name, id);
+
+CREATE INDEX fleet_namespaces_idx_live_name_id ON tenant.namespaces USING btree (name, id) WHERE (deleted IS NULL);
+
+CREATE INDEX fleet_namespaces_idx_project_name_id ON tenant.namespaces USING btree (project_id, name, id);
+
+CREATE INDEX fleet_node_pools_idx_cluster_name ON tenant.node_pools USING btree (cluster_id, name);
+
+CREATE INDEX fleet_organizations_idx_alias_name_id ON tenant.organizations USING btree (alias, name, id);
+
+CREATE INDEX fleet_organizations_idx_alias_prefix ON tenant.organizations USING btree (lower(alias) text_pattern_ops);
+
+CREATE INDEX fleet_organizations_idx_alias_trgm ON tenant.organizations USING gin (lower(alias) fleet_ext.gin_trgm_ops);
+
+CREATE INDEX fleet_organizations_idx_created_name_id ON tenant.organizations USING btree (created, name, id);
+
+CREATE INDEX fleet_organizations_idx_name_id ON tenant.organizations USING btree (name, id);
+
+CREATE INDEX fleet_organizations_idx_name_prefix ON tenant.organizations USING btree (lower(name) text_pattern_ops);
+
+CREATE INDEX fleet_organizations_idx_name_trgm ON tenant.organizations USING gin (lower(name) fleet_ext.gin_trgm_ops);
+
+CREATE INDEX fleet_projects_idx_cluster_name_id ON tenant.projects USING btree (cluster_id, name, id);
+
+CREATE INDEX fleet_projects_idx_live_cluster ON tenant.projects USING btree (cluster_id) WHERE (deleted IS NULL);
+
 CREATE INDEX gardener_shoots_idx_live_cluster ON tenant.gardener_shoots USING btree (cluster_id) WHERE (deleted IS NULL);
 
 CREATE INDEX gardener_shoots_idx_namespace_name ON tenant.gardener_shoots USING btree (namespace, name);
@@ -949,86 +1318,90 @@ CREATE INDEX namespace_names_idx_name_trgm ON tenant.namespace_names USING gin (
 
 CREATE INDEX namespace_snapshots_idx_cluster ON tenant.namespace_snapshots USING btree (cluster_id);
 
-CREATE INDEX namespaces_idx_live_name_id ON tenant.namespaces USING btree (name, id) WHERE (deleted IS NULL);
-
-CREATE INDEX namespaces_idx_live_project ON tenant.namespaces USING btree (project_id) WHERE (deleted IS NULL);
-
-CREATE INDEX namespaces_idx_project_name_id ON tenant.namespaces USING btree (project_id, name, id);
-
-CREATE UNIQUE INDEX namespaces_uq_live_project_name ON tenant.namespaces USING btree (project_id, name) WHERE (deleted IS NULL);
+CREATE INDEX namespaces_idx_project_id ON tenant.namespaces USING btree (project_id) WHERE (deleted IS NULL);
 
 CREATE INDEX node_pool_snapshots_idx_cluster ON tenant.node_pool_snapshots USING btree (cluster_id);
 
-CREATE INDEX node_pools_idx_cluster_name ON tenant.node_pools USING btree (cluster_id, name);
-
-CREATE UNIQUE INDEX node_pools_uq_live_cluster_name ON tenant.node_pools USING btree (cluster_id, name) WHERE (deleted IS NULL);
+CREATE INDEX node_pools_idx_cluster_id ON tenant.node_pools USING btree (cluster_id);
 
 CREATE INDEX organization_listing_changes_idx_organization ON tenant.organization_listing_changes USING btree (organization_id, changed DESC, id);
-
-CREATE INDEX organizations_idx_alias_name_id ON tenant.organizations USING btree (alias, name, id);
-
-CREATE INDEX organizations_idx_alias_prefix ON tenant.organizations USING btree (lower(alias) text_pattern_ops);
-
-CREATE INDEX organizations_idx_alias_trgm ON tenant.organizations USING gin (lower(alias) fleet_ext.gin_trgm_ops);
-
-CREATE INDEX organizations_idx_created_name_id ON tenant.organizations USING btree (created, name, id);
-
-CREATE INDEX organizations_idx_name_id ON tenant.organizations USING btree (name, id);
-
-CREATE INDEX organizations_idx_name_prefix ON tenant.organizations USING btree (lower(name) text_pattern_ops);
-
-CREATE INDEX organizations_idx_name_trgm ON tenant.organizations USING gin (lower(name) fleet_ext.gin_trgm_ops);
-
-CREATE UNIQUE INDEX organizations_uq_live_name ON tenant.organizations USING btree (name) WHERE (deleted IS NULL);
-
-CREATE INDEX projects_idx_cluster_name_id ON tenant.projects USING btree (cluster_id, name, id);
-
-CREATE INDEX projects_idx_live_cluster ON tenant.projects USING btree (cluster_id) WHERE (deleted IS NULL);
 
 CREATE INDEX projects_idx_live_namespace_prefix ON tenant.projects USING btree (tenant.namespace_name_prefix(name, id) text_pattern_ops) WHERE (deleted IS NULL);
 
 CREATE INDEX projects_idx_live_namespace_prefix_trgm ON tenant.projects USING gin (tenant.namespace_name_prefix(name, id) fleet_ext.gin_trgm_ops) WHERE (deleted IS NULL);
 
-CREATE UNIQUE INDEX projects_uq_live_cluster_name ON tenant.projects USING btree (cluster_id, name) WHERE (deleted IS NULL);
-
 CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.cluster_snapshots REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_snapshots();
-
-CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.cluster_sync_state REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_cluster_rows();
-
-CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.clusters REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_clusters();
-
-CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.namespaces REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_namespaces();
-
-CREATE TRIGGER cluster_listing_insert AFTER INSERT ON tenant.projects REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_projects();
 
 CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.cluster_snapshots REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_snapshots();
 
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.cluster_sync_state REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_cluster_rows();
+CREATE TRIGGER cluster_outbox_cluster AFTER INSERT OR UPDATE ON tenant.clusters FOR EACH ROW EXECUTE FUNCTION tenant.cluster_outbox_cluster_trigger();
 
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.clusters REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_clusters();
+CREATE TRIGGER cluster_outbox_notify AFTER INSERT ON tenant.cluster_outbox FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_outbox_notify();
 
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.namespaces REFERENCING OLD TABLE AS previous NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_namespaces();
-
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.organizations REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_organizations();
-
-CREATE TRIGGER cluster_listing_update AFTER UPDATE ON tenant.projects REFERENCING OLD TABLE AS previous NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_projects();
+CREATE TRIGGER cluster_outbox_update_cluster_status AFTER INSERT OR UPDATE ON tenant.cluster_outbox FOR EACH ROW EXECUTE FUNCTION tenant.cluster_outbox_update_cluster_status();
 
 CREATE TRIGGER cluster_search_insert AFTER INSERT ON tenant.cluster_listing FOR EACH ROW EXECUTE FUNCTION tenant.cluster_search_from_listing();
 
 CREATE TRIGGER cluster_search_update AFTER UPDATE OF name, organization_name, organization_alias ON tenant.cluster_listing FOR EACH ROW WHEN (((old.cluster_key IS DISTINCT FROM new.cluster_key) OR (old.organization_key IS DISTINCT FROM new.organization_key))) EXECUTE FUNCTION tenant.cluster_search_from_listing();
 
-CREATE TRIGGER cluster_sync_state_ready_since BEFORE INSERT OR UPDATE ON tenant.cluster_sync_state FOR EACH ROW EXECUTE FUNCTION tenant.cluster_sync_state_keep_ready_since();
+CREATE TRIGGER clusters_sync_trigger AFTER INSERT OR UPDATE ON tenant.clusters FOR EACH ROW EXECUTE FUNCTION authz.clusters_sync_trigger();
+
+CREATE CONSTRAINT TRIGGER clusters_tr_verify_deleted AFTER UPDATE OF deleted ON tenant.clusters NOT DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION tenant.clusters_tr_verify_deleted();
 
 CREATE TRIGGER drift_findings_keep_resolved BEFORE UPDATE ON tenant.drift_findings FOR EACH ROW WHEN ((old.resolved IS NOT NULL)) EXECUTE FUNCTION tenant.refuse_rewriting_history('resolved');
 
+CREATE TRIGGER fleet_cluster_listing_insert AFTER INSERT ON tenant.cluster_outbox REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_outbox();
+
+CREATE TRIGGER fleet_cluster_listing_insert AFTER INSERT ON tenant.clusters REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_clusters();
+
+CREATE TRIGGER fleet_cluster_listing_insert AFTER INSERT ON tenant.namespaces REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_namespaces();
+
+CREATE TRIGGER fleet_cluster_listing_insert AFTER INSERT ON tenant.projects REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_projects();
+
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.cluster_outbox REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_outbox();
+
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.clusters REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_clusters();
+
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.namespaces REFERENCING OLD TABLE AS previous NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_namespaces();
+
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.organizations REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_organizations();
+
+CREATE TRIGGER fleet_cluster_listing_update AFTER UPDATE ON tenant.projects REFERENCING OLD TABLE AS previous NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION tenant.cluster_listing_from_projects();
+
+CREATE TRIGGER fleet_organizations_listing_audit AFTER INSERT OR UPDATE OF listed_publicly ON tenant.organizations FOR EACH ROW EXECUTE FUNCTION tenant.record_listing_change();
+
 CREATE TRIGGER infrastructure_resources_keep_destroyed BEFORE UPDATE ON tenant.infrastructure_resources FOR EACH ROW WHEN ((old.destroyed IS NOT NULL)) EXECUTE FUNCTION tenant.refuse_rewriting_history('destroyed');
+
+CREATE TRIGGER namespace_outbox AFTER INSERT OR UPDATE ON tenant.namespaces FOR EACH ROW EXECUTE FUNCTION tenant.namespace_outbox_trigger();
+
+CREATE TRIGGER namespaces_sync_trigger AFTER INSERT OR UPDATE ON tenant.namespaces FOR EACH ROW EXECUTE FUNCTION authz.namespaces_sync_trigger();
+
+CREATE TRIGGER node_pool_outbox AFTER INSERT OR UPDATE OF name, machine_type, region_machine_type_id, autoscale_min, autoscale_max, deleted ON tenant.node_pools FOR EACH ROW EXECUTE FUNCTION tenant.node_pool_outbox_trigger();
+
+CREATE TRIGGER node_pools_sync_trigger AFTER INSERT OR UPDATE ON tenant.node_pools FOR EACH ROW EXECUTE FUNCTION authz.node_pools_sync_trigger();
 
 CREATE TRIGGER organization_listing_changes_append_only BEFORE DELETE OR UPDATE ON tenant.organization_listing_changes FOR EACH ROW EXECUTE FUNCTION tenant.refuse_listing_change_rewrite();
 
 CREATE TRIGGER organization_listing_changes_no_truncate BEFORE TRUNCATE ON tenant.organization_listing_changes FOR EACH STATEMENT EXECUTE FUNCTION tenant.refuse_listing_change_rewrite();
 
+CREATE TRIGGER projects_sync_trigger AFTER INSERT OR UPDATE ON tenant.projects FOR EACH ROW EXECUTE FUNCTION authz.projects_sync_trigger();
+
+CREATE CONSTRAINT TRIGGER projects_tr_verify_deleted AFTER UPDATE OF deleted ON tenant.projects NOT DEFERRABLE INITIALLY IMMEDIATE FOR EACH ROW EXECUTE FUNCTION tenant.projects_tr_verify_deleted();
+
+ALTER TABLE ONLY tenant.cluster_events
+    ADD CONSTRAINT cluster_events_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters(id);
+
 ALTER TABLE ONLY tenant.cluster_listing
     ADD CONSTRAINT cluster_listing_fk_cluster FOREIGN KEY (id) REFERENCES tenant.clusters(id);
+
+ALTER TABLE ONLY tenant.cluster_outbox
+    ADD CONSTRAINT cluster_outbox_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters(id);
+
+ALTER TABLE ONLY tenant.cluster_outbox
+    ADD CONSTRAINT cluster_outbox_fk_namespace FOREIGN KEY (namespace_id) REFERENCES tenant.namespaces(id);
+
+ALTER TABLE ONLY tenant.cluster_outbox
+    ADD CONSTRAINT cluster_outbox_fk_node_pool FOREIGN KEY (node_pool_id) REFERENCES tenant.node_pools(id);
 
 ALTER TABLE ONLY tenant.cluster_search
     ADD CONSTRAINT cluster_search_fk_listing FOREIGN KEY (id) REFERENCES tenant.cluster_listing(id);
@@ -1036,17 +1409,11 @@ ALTER TABLE ONLY tenant.cluster_search
 ALTER TABLE ONLY tenant.cluster_snapshots
     ADD CONSTRAINT cluster_snapshots_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters(id);
 
-ALTER TABLE ONLY tenant.cluster_sync_state
-    ADD CONSTRAINT cluster_sync_state_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters(id);
-
 ALTER TABLE ONLY tenant.clusters
     ADD CONSTRAINT clusters_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations(id);
 
 ALTER TABLE ONLY tenant.drift_findings
     ADD CONSTRAINT drift_findings_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters(id);
-
-ALTER TABLE ONLY tenant.drift_findings
-    ADD CONSTRAINT drift_findings_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations(id);
 
 ALTER TABLE ONLY tenant.drift_findings
     ADD CONSTRAINT drift_findings_fk_shoot FOREIGN KEY (shoot_uid) REFERENCES tenant.gardener_shoots(uid) DEFERRABLE INITIALLY DEFERRED;
@@ -1072,14 +1439,15 @@ ALTER TABLE ONLY tenant.node_pool_snapshots
 ALTER TABLE ONLY tenant.node_pools
     ADD CONSTRAINT node_pools_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters(id);
 
-ALTER TABLE ONLY tenant.organization_listing_changes
-    ADD CONSTRAINT organization_listing_changes_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations(id);
-
 ALTER TABLE ONLY tenant.organization_totals
-    ADD CONSTRAINT organization_totals_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations(id);
+    ADD CONSTRAINT organization_totals_fk_organization FOREIGN KEY (organization_id) REFERENCES tenant.organizations(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY tenant.projects
     ADD CONSTRAINT projects_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters(id);
+
+ALTER TABLE tenant.cluster_events ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY cluster_events_worker_all_access ON tenant.cluster_events TO fun_cluster_worker USING (true);
 
 ALTER TABLE tenant.cluster_listing ENABLE ROW LEVEL SECURITY;
 
@@ -1097,23 +1465,11 @@ CREATE POLICY cluster_snapshots_admin_api_read ON tenant.cluster_snapshots FOR S
 
 CREATE POLICY cluster_snapshots_cluster_worker_write ON tenant.cluster_snapshots TO fun_cluster_worker USING (true) WITH CHECK (true);
 
-ALTER TABLE tenant.cluster_sync_state ENABLE ROW LEVEL SECURITY;
-
-CREATE POLICY cluster_sync_state_admin_api_read ON tenant.cluster_sync_state FOR SELECT TO fun_platform_admin_api USING (true);
-
-CREATE POLICY cluster_sync_state_cluster_worker_read ON tenant.cluster_sync_state FOR SELECT TO fun_cluster_worker USING (true);
-
-CREATE POLICY cluster_sync_state_fundament_api_tenant ON tenant.cluster_sync_state FOR SELECT TO fun_fundament_api USING ((EXISTS ( SELECT 1
-   FROM tenant.clusters
-  WHERE (clusters.id = cluster_sync_state.cluster_id))));
+CREATE POLICY cluster_worker_all_access ON tenant.clusters TO fun_cluster_worker USING (true);
 
 ALTER TABLE tenant.clusters ENABLE ROW LEVEL SECURITY;
 
-CREATE POLICY clusters_admin_api_read ON tenant.clusters FOR SELECT TO fun_platform_admin_api USING (true);
-
-CREATE POLICY clusters_cluster_worker_read ON tenant.clusters FOR SELECT TO fun_cluster_worker USING (true);
-
-CREATE POLICY clusters_fundament_api_tenant ON tenant.clusters FOR SELECT TO fun_fundament_api USING ((organization_id = tenant.current_organization_id()));
+CREATE POLICY clusters_organization_policy ON tenant.clusters TO fun_fundament_api USING ((organization_id = authn.current_organization_id()));
 
 ALTER TABLE tenant.drift_findings ENABLE ROW LEVEL SECURITY;
 
@@ -1121,11 +1477,21 @@ CREATE POLICY drift_findings_admin_api_read ON tenant.drift_findings FOR SELECT 
 
 CREATE POLICY drift_findings_cluster_worker_write ON tenant.drift_findings TO fun_cluster_worker USING (true) WITH CHECK (true);
 
+CREATE POLICY fleet_clusters_admin_api_read ON tenant.clusters FOR SELECT TO fun_platform_admin_api USING (true);
+
 ALTER TABLE tenant.fleet_history ENABLE ROW LEVEL SECURITY;
 
 CREATE POLICY fleet_history_admin_api_read ON tenant.fleet_history FOR SELECT TO fun_platform_admin_api USING (true);
 
 CREATE POLICY fleet_history_cluster_worker_write ON tenant.fleet_history TO fun_cluster_worker USING (true) WITH CHECK (true);
+
+CREATE POLICY fleet_namespaces_admin_api_read ON tenant.namespaces FOR SELECT TO fun_platform_admin_api USING (true);
+
+CREATE POLICY fleet_node_pools_admin_api_read ON tenant.node_pools FOR SELECT TO fun_platform_admin_api USING (true);
+
+CREATE POLICY fleet_organizations_admin_api_read ON tenant.organizations FOR SELECT TO fun_platform_admin_api USING (true);
+
+CREATE POLICY fleet_projects_admin_api_read ON tenant.projects FOR SELECT TO fun_platform_admin_api USING (true);
 
 ALTER TABLE tenant.gardener_shoots ENABLE ROW LEVEL SECURITY;
 
@@ -1151,11 +1517,9 @@ CREATE POLICY namespace_snapshots_cluster_worker_write ON tenant.namespace_snaps
 
 ALTER TABLE tenant.namespaces ENABLE ROW LEVEL SECURITY;
 
-CREATE POLICY namespaces_admin_api_read ON tenant.namespaces FOR SELECT TO fun_platform_admin_api USING (true);
+CREATE POLICY namespaces_cluster_worker_policy ON tenant.namespaces FOR SELECT TO fun_cluster_worker USING (true);
 
-CREATE POLICY namespaces_cluster_worker_read ON tenant.namespaces FOR SELECT TO fun_cluster_worker USING (true);
-
-CREATE POLICY namespaces_fundament_api_tenant ON tenant.namespaces FOR SELECT TO fun_fundament_api USING ((EXISTS ( SELECT 1
+CREATE POLICY namespaces_organization_policy ON tenant.namespaces TO fun_fundament_api USING ((EXISTS ( SELECT 1
    FROM tenant.projects
   WHERE (projects.id = namespaces.project_id))));
 
@@ -1167,11 +1531,9 @@ CREATE POLICY node_pool_snapshots_cluster_worker_write ON tenant.node_pool_snaps
 
 ALTER TABLE tenant.node_pools ENABLE ROW LEVEL SECURITY;
 
-CREATE POLICY node_pools_admin_api_read ON tenant.node_pools FOR SELECT TO fun_platform_admin_api USING (true);
-
 CREATE POLICY node_pools_cluster_worker_read ON tenant.node_pools FOR SELECT TO fun_cluster_worker USING (true);
 
-CREATE POLICY node_pools_fundament_api_tenant ON tenant.node_pools FOR SELECT TO fun_fundament_api USING ((EXISTS ( SELECT 1
+CREATE POLICY node_pools_organization_policy ON tenant.node_pools TO fun_fundament_api USING ((EXISTS ( SELECT 1
    FROM tenant.clusters
   WHERE (clusters.id = node_pools.cluster_id))));
 
@@ -1185,19 +1547,15 @@ CREATE POLICY organization_totals_admin_api_read ON tenant.organization_totals F
 
 ALTER TABLE tenant.organizations ENABLE ROW LEVEL SECURITY;
 
-CREATE POLICY organizations_admin_api_read ON tenant.organizations FOR SELECT TO fun_platform_admin_api USING (true);
+CREATE POLICY organizations_cluster_worker_policy ON tenant.organizations FOR SELECT TO fun_cluster_worker USING (true);
 
-CREATE POLICY organizations_cluster_worker_read ON tenant.organizations FOR SELECT TO fun_cluster_worker USING (true);
-
-CREATE POLICY organizations_fundament_api_tenant ON tenant.organizations FOR SELECT TO fun_fundament_api USING ((id = tenant.current_organization_id()));
+CREATE POLICY organizations_organization_policy ON tenant.organizations TO fun_fundament_api USING ((id = authn.current_organization_id()));
 
 ALTER TABLE tenant.projects ENABLE ROW LEVEL SECURITY;
 
-CREATE POLICY projects_admin_api_read ON tenant.projects FOR SELECT TO fun_platform_admin_api USING (true);
+CREATE POLICY projects_cluster_worker_policy ON tenant.projects FOR SELECT TO fun_cluster_worker USING (true);
 
-CREATE POLICY projects_cluster_worker_read ON tenant.projects FOR SELECT TO fun_cluster_worker USING (true);
-
-CREATE POLICY projects_fundament_api_tenant ON tenant.projects FOR SELECT TO fun_fundament_api USING ((EXISTS ( SELECT 1
+CREATE POLICY projects_organization_policy ON tenant.projects TO fun_fundament_api USING ((EXISTS ( SELECT 1
    FROM tenant.clusters
   WHERE (clusters.id = projects.cluster_id))));
 
@@ -1213,10 +1571,18 @@ CREATE POLICY worker_locks_admin_api_read ON tenant.worker_locks FOR SELECT TO f
 
 CREATE POLICY worker_locks_cluster_worker_take ON tenant.worker_locks TO fun_cluster_worker USING (true) WITH CHECK (true);
 
+GRANT USAGE ON SCHEMA authn TO fun_cluster_worker;
+GRANT USAGE ON SCHEMA authn TO fun_fundament_api;
+
+GRANT USAGE ON SCHEMA authz TO fun_cluster_worker;
+GRANT USAGE ON SCHEMA authz TO fun_fundament_api;
+
 GRANT USAGE ON SCHEMA tenant TO fun_cluster_worker;
 GRANT USAGE ON SCHEMA tenant TO fun_fundament_api;
 GRANT USAGE ON SCHEMA tenant TO fun_platform_public_api;
 GRANT USAGE ON SCHEMA tenant TO fun_platform_admin_api;
+
+GRANT ALL ON FUNCTION authn.current_organization_id() TO fun_fundament_api;
 
 REVOKE ALL ON FUNCTION pg_catalog.lo_creat(integer) FROM PUBLIC;
 
@@ -1694,13 +2060,13 @@ REVOKE ALL ON FUNCTION tenant.cluster_is_updating(status text) FROM PUBLIC;
 GRANT ALL ON FUNCTION tenant.cluster_is_updating(status text) TO fun_platform_admin_api;
 GRANT ALL ON FUNCTION tenant.cluster_is_updating(status text) TO fun_cluster_worker;
 
-REVOKE ALL ON FUNCTION tenant.cluster_listing_from_cluster_rows() FROM PUBLIC;
-
 REVOKE ALL ON FUNCTION tenant.cluster_listing_from_clusters() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION tenant.cluster_listing_from_namespaces() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION tenant.cluster_listing_from_organizations() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION tenant.cluster_listing_from_outbox() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION tenant.cluster_listing_from_projects() FROM PUBLIC;
 
@@ -1716,11 +2082,6 @@ REVOKE ALL ON FUNCTION tenant.cluster_status(deleted boolean, sync_status text, 
 GRANT ALL ON FUNCTION tenant.cluster_status(deleted boolean, sync_status text, shoot_status text, shoot_operation text, ever_completed boolean) TO fun_platform_admin_api;
 GRANT ALL ON FUNCTION tenant.cluster_status(deleted boolean, sync_status text, shoot_status text, shoot_operation text, ever_completed boolean) TO fun_cluster_worker;
 
-REVOKE ALL ON FUNCTION tenant.cluster_sync_state_keep_ready_since() FROM PUBLIC;
-
-REVOKE ALL ON FUNCTION tenant.current_organization_id() FROM PUBLIC;
-GRANT ALL ON FUNCTION tenant.current_organization_id() TO fun_fundament_api;
-
 REVOKE ALL ON FUNCTION tenant.namespace_name_prefix(project_name text, project_id uuid) FROM PUBLIC;
 GRANT ALL ON FUNCTION tenant.namespace_name_prefix(project_name text, project_id uuid) TO fun_platform_admin_api;
 
@@ -1730,6 +2091,8 @@ GRANT ALL ON FUNCTION tenant.platform_overview() TO fun_platform_public_api;
 REVOKE ALL ON FUNCTION tenant.prune_fleet_history(round_before timestamp with time zone, hour_before timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION tenant.prune_fleet_history(round_before timestamp with time zone, hour_before timestamp with time zone) TO fun_cluster_worker;
 
+REVOKE ALL ON FUNCTION tenant.record_listing_change() FROM PUBLIC;
+
 REVOKE ALL ON FUNCTION tenant.refresh_cluster_listing(ids uuid[]) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION tenant.refresh_organization_totals(organizations uuid[]) FROM PUBLIC;
@@ -1738,6 +2101,9 @@ REVOKE ALL ON FUNCTION tenant.refuse_listing_change_rewrite() FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION tenant.refuse_rewriting_history() FROM PUBLIC;
 
+REVOKE ALL ON FUNCTION tenant.skewed_status_times() FROM PUBLIC;
+GRANT ALL ON FUNCTION tenant.skewed_status_times() TO fun_cluster_worker;
+
 REVOKE ALL ON FUNCTION tenant.snapshot_is_stale(ready boolean, observed timestamp with time zone, ready_since timestamp with time zone, interval_seconds integer, collector_since timestamp with time zone, as_of timestamp with time zone) FROM PUBLIC;
 GRANT ALL ON FUNCTION tenant.snapshot_is_stale(ready boolean, observed timestamp with time zone, ready_since timestamp with time zone, interval_seconds integer, collector_since timestamp with time zone, as_of timestamp with time zone) TO fun_platform_admin_api;
 GRANT ALL ON FUNCTION tenant.snapshot_is_stale(ready boolean, observed timestamp with time zone, ready_since timestamp with time zone, interval_seconds integer, collector_since timestamp with time zone, as_of timestamp with time zone) TO fun_cluster_worker;
@@ -1745,6 +2111,8 @@ GRANT ALL ON FUNCTION tenant.snapshot_is_stale(ready boolean, observed timestamp
 REVOKE ALL ON FUNCTION tenant.system_organization_id() FROM PUBLIC;
 GRANT ALL ON FUNCTION tenant.system_organization_id() TO fun_platform_admin_api;
 GRANT ALL ON FUNCTION tenant.system_organization_id() TO fun_cluster_worker;
+
+GRANT INSERT ON TABLE authz.outbox TO fun_cluster_worker;
 
 REVOKE SELECT ON TABLE pg_catalog.pg_class FROM PUBLIC;
 GRANT SELECT ON TABLE pg_catalog.pg_class TO pg_read_all_stats;
@@ -1811,8 +2179,13 @@ GRANT SELECT(reloptions) ON TABLE pg_catalog.pg_class TO PUBLIC;
 
 GRANT SELECT(relpartbound) ON TABLE pg_catalog.pg_class TO PUBLIC;
 
+GRANT SELECT,INSERT ON TABLE tenant.cluster_events TO fun_cluster_worker;
+
 GRANT SELECT ON TABLE tenant.cluster_listing TO fun_platform_admin_api;
 GRANT SELECT ON TABLE tenant.cluster_listing TO fun_cluster_worker;
+
+GRANT SELECT,INSERT,UPDATE ON TABLE tenant.cluster_outbox TO fun_cluster_worker;
+GRANT SELECT ON TABLE tenant.cluster_outbox TO fun_platform_admin_api;
 
 GRANT SELECT ON TABLE tenant.cluster_search TO fun_platform_admin_api;
 
@@ -1839,12 +2212,8 @@ GRANT UPDATE(last_error_at) ON TABLE tenant.cluster_snapshots TO fun_cluster_wor
 
 GRANT UPDATE(source) ON TABLE tenant.cluster_snapshots TO fun_cluster_worker;
 
-GRANT SELECT ON TABLE tenant.cluster_sync_state TO fun_cluster_worker;
-GRANT SELECT ON TABLE tenant.cluster_sync_state TO fun_fundament_api;
-GRANT SELECT ON TABLE tenant.cluster_sync_state TO fun_platform_admin_api;
-
-GRANT SELECT ON TABLE tenant.clusters TO fun_cluster_worker;
-GRANT SELECT ON TABLE tenant.clusters TO fun_fundament_api;
+GRANT SELECT,UPDATE ON TABLE tenant.clusters TO fun_cluster_worker;
+GRANT SELECT,INSERT,UPDATE ON TABLE tenant.clusters TO fun_fundament_api;
 GRANT SELECT ON TABLE tenant.clusters TO fun_platform_admin_api;
 
 GRANT SELECT ON TABLE tenant.drift_findings TO fun_platform_admin_api;
@@ -1864,6 +2233,9 @@ GRANT UPDATE(organization_id) ON TABLE tenant.drift_findings TO fun_cluster_work
 
 GRANT SELECT ON TABLE tenant.fleet_history TO fun_platform_admin_api;
 GRANT SELECT,INSERT ON TABLE tenant.fleet_history TO fun_cluster_worker;
+
+GRANT SELECT ON TABLE tenant.fleet_sync_state TO fun_platform_admin_api;
+GRANT SELECT ON TABLE tenant.fleet_sync_state TO fun_cluster_worker;
 
 GRANT SELECT ON TABLE tenant.gardener_shoots TO fun_platform_admin_api;
 GRANT SELECT,INSERT ON TABLE tenant.gardener_shoots TO fun_cluster_worker;
@@ -1913,7 +2285,7 @@ GRANT UPDATE(observed) ON TABLE tenant.namespace_snapshots TO fun_cluster_worker
 GRANT UPDATE(pods) ON TABLE tenant.namespace_snapshots TO fun_cluster_worker;
 
 GRANT SELECT ON TABLE tenant.namespaces TO fun_cluster_worker;
-GRANT SELECT ON TABLE tenant.namespaces TO fun_fundament_api;
+GRANT SELECT,INSERT,UPDATE ON TABLE tenant.namespaces TO fun_fundament_api;
 GRANT SELECT ON TABLE tenant.namespaces TO fun_platform_admin_api;
 
 GRANT SELECT ON TABLE tenant.node_pool_snapshots TO fun_platform_admin_api;
@@ -1928,7 +2300,7 @@ GRANT UPDATE(nodes) ON TABLE tenant.node_pool_snapshots TO fun_cluster_worker;
 GRANT UPDATE(ready_nodes) ON TABLE tenant.node_pool_snapshots TO fun_cluster_worker;
 
 GRANT SELECT ON TABLE tenant.node_pools TO fun_cluster_worker;
-GRANT SELECT ON TABLE tenant.node_pools TO fun_fundament_api;
+GRANT SELECT,INSERT,UPDATE ON TABLE tenant.node_pools TO fun_fundament_api;
 GRANT SELECT ON TABLE tenant.node_pools TO fun_platform_admin_api;
 
 GRANT SELECT ON TABLE tenant.organization_listing_changes TO fun_platform_admin_api;
@@ -1936,11 +2308,11 @@ GRANT SELECT ON TABLE tenant.organization_listing_changes TO fun_platform_admin_
 GRANT SELECT ON TABLE tenant.organization_totals TO fun_platform_admin_api;
 
 GRANT SELECT ON TABLE tenant.organizations TO fun_cluster_worker;
-GRANT SELECT ON TABLE tenant.organizations TO fun_fundament_api;
+GRANT SELECT,INSERT,UPDATE ON TABLE tenant.organizations TO fun_fundament_api;
 GRANT SELECT ON TABLE tenant.organizations TO fun_platform_admin_api;
 
 GRANT SELECT ON TABLE tenant.projects TO fun_cluster_worker;
-GRANT SELECT ON TABLE tenant.projects TO fun_fundament_api;
+GRANT SELECT,INSERT,UPDATE ON TABLE tenant.projects TO fun_fundament_api;
 GRANT SELECT ON TABLE tenant.projects TO fun_platform_admin_api;
 
 GRANT SELECT ON TABLE tenant.worker_heartbeats TO fun_platform_admin_api;
@@ -1951,6 +2323,9 @@ GRANT UPDATE(last_completed) ON TABLE tenant.worker_heartbeats TO fun_cluster_wo
 GRANT UPDATE(interval_seconds) ON TABLE tenant.worker_heartbeats TO fun_cluster_worker;
 
 GRANT UPDATE(details) ON TABLE tenant.worker_heartbeats TO fun_cluster_worker;
+
+GRANT SELECT ON TABLE tenant.worker_loops TO fun_platform_admin_api;
+GRANT SELECT ON TABLE tenant.worker_loops TO fun_cluster_worker;
 
 GRANT SELECT ON TABLE tenant.staff_clusters TO fun_platform_admin_api;
 

@@ -307,9 +307,11 @@ SELECT c.id AS cluster_id,
            WHEN c.shoot_status IN ('deleting', 'deleted') THEN 'delete'
        END AS shoot_operation,
        c.shoot_status_message AS shoot_message,
-       least(coalesce(c.shoot_status_updated, c.created), now()) AS shoot_status_changed,
-       CASE WHEN x.shoot_status IN ('ready', 'unhealthy')
-           THEN least(coalesce(c.shoot_status_updated, c.created), now())
+       -- least() passes over NULL, so a status never written stays NULL only through the CASE.
+       CASE WHEN c.shoot_status_updated IS NOT NULL THEN least(c.shoot_status_updated, now()) END
+           AS shoot_status_changed,
+       CASE WHEN x.shoot_status IN ('ready', 'unhealthy') AND c.shoot_status_updated IS NOT NULL
+           THEN least(c.shoot_status_updated, now())
        END AS ready_since
 FROM tenant.clusters AS c
 LEFT JOIN LATERAL (

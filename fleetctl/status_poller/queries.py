@@ -32,6 +32,8 @@ class ClusterStatusRow:
     shoot_status: str | None
     shoot_operation: str | None
     shoot_message: str | None
+    recorded_status: str | None  # Fundament's own columns, as its poller wrote them
+    recorded_message: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,9 @@ SELECT c.id AS cluster_id,
        s.first_completed IS NOT NULL AS ever_completed,
        s.shoot_status,
        s.shoot_operation,
-       s.shoot_message
+       s.shoot_message,
+       c.shoot_status AS recorded_status,
+       c.shoot_status_message AS recorded_message
 FROM tenant.clusters AS c
 LEFT JOIN tenant.fleet_sync_state AS s ON s.cluster_id = c.id
 

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from common.labels import CLUSTER_ID_LABEL
+from db.provisioning import ShootColumns, shoot_columns
 from fleetctl.status_poller.queries import ClusterStatusRow, StatusWrite
 
 READY_CONDITIONS = ("APIServerAvailable", "ControlPlaneHealthy", "SystemComponentsHealthy")
@@ -107,10 +108,10 @@ def plan_writes(rows: list[ClusterStatusRow], shoots: dict[str, ShootView], *, n
         if status is None:
             continue
         if row.has_state:
-            if (row.shoot_status, row.shoot_operation, row.shoot_message) == (
-                status.status,
-                status.operation,
-                status.message,
+            # Compared in Fundament's columns, which is what is written (an operation is only a
+            # progressing shoot's, and ready and unhealthy are both `ready` there).
+            if shoot_columns(status.status, status.operation, status.message) == ShootColumns(
+                row.recorded_status or "", row.recorded_message or ""
             ):
                 continue
             writes.append(StatusWrite(row.cluster_id, status.status, status.operation, status.message, insert=False))

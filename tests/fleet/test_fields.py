@@ -287,12 +287,14 @@ async def test_get_cluster_parts(shared_fleet_api: FleetApiUnderTest, truth: dic
     assert (s.shoot_status, s.shoot_operation, s.shoot_message, when(s, "shoot_status_changed")) == tuple(sync[5:])
 
 
-async def test_get_cluster_of_a_never_synced_cluster_has_no_sync_and_no_snapshot(
+async def test_get_cluster_of_a_never_synced_cluster_has_no_completed_sync_and_no_snapshot(
     shared_fleet_api: FleetApiUnderTest,
 ) -> None:
     cid = shared_fleet_api.world.fleet.notes["scenario.provisioning"].split(",")[0]
     got = await shared_fleet_api.call("grpc", "GetCluster", fleet_pb2.GetClusterRequest(id=cid))
-    assert not got.HasField("sync")
+    # Fundament queues a cluster's first sync as it is created: pending, never completed, no shoot yet.
+    assert got.sync.sync_status == "pending" and not got.sync.HasField("first_completed")
+    assert got.sync.shoot_status == ""
     assert not got.cluster.HasField("snapshot") and not got.cluster.HasField("shoot_status_changed")
     assert got.cluster.status == fleet_pb2.CLUSTER_STATUS_PROVISIONING
     assert got.cluster.observed_kubernetes_version == ""

@@ -31,7 +31,8 @@ def test_roles_migrate_status_seed_in_order(empty_database: TestDatabase, capsys
     assert run(capsys, "db", "roles", "--dsn", dsn)[0] == 0
     # Without the platform model (Fundament's tables) there is nothing to migrate onto.
     code, _, err = run(capsys, "db", "migrate", "--dsn", dsn)
-    assert code == 1 and "platform model is missing" in err and "--platform-model" in err
+    assert code == 1 and "platform model fleet inventory applies onto is incomplete" in err
+    assert "--platform-model" in err
     code, out, _ = run(capsys, "db", "migrate", "--platform-model", "--dsn", dsn, "--target", "1")
     assert (code, out.splitlines()) == (
         0,
