@@ -38,8 +38,7 @@ an aiohttp error.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,16 +48,14 @@ import orjson
 import yaml
 from kubernetes.aio import config as kube_config
 from kubernetes.aio.client import ApiClient, Configuration
-from kubernetes.aio.client.exceptions import ApiException, OpenApiException
+from kubernetes.aio.client.exceptions import OpenApiException
 
+from collector.kube import translate
 from collector.kube.credential import Credential, credential_from_kubeconfig, pem_paths
 from collector.kube.errors import (
     BadResponse,
     ConnectionFailed,
-    KubeError,
-    Timeout,
     TooLarge,
-    status_error_class,
 )
 from collector.kube.guards import JSON, refuse_redirects, require_https, require_json, require_size, too_large
 from collector.kube.limits import CREDENTIAL_ANSWER_BYTES, DEFAULT_LIMITS, ResponseLimits
@@ -254,7 +251,7 @@ class KubeClient:
         limits = self.limits
         splitter = ListSplitter(on_items, batch_bytes=batch_bytes, max_item_bytes=limits.max_item_bytes)
         received = 0
-        with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
+        with translate.owning(response), translate.translating(what, self._seconds(request_timeout_seconds)):
             require_json(response, what)
             require_size(response, what, limits.max_list_bytes, "INVENTORY_MAX_LIST_MIB")
             async for chunk in response.content.iter_chunked(_CHUNK):
@@ -324,7 +321,7 @@ class KubeClient:
         response = await self._send(
             method, path, query=query, accept=accept, body=body, request_timeout_seconds=request_timeout_seconds
         )
-        with _owning(response), _translating(what, self._seconds(request_timeout_seconds)):
+        with translate.owning(response), translate.translating(what, self._seconds(request_timeout_seconds)):
             require_json(response, what)
             require_size(response, what, limit, bound)
             raw = bytearray()
@@ -354,7 +351,7 @@ class KubeClient:
         """Send one request; return the response once its headers arrived with a 2xx status."""
         what = f"{method} {path}"
         self.requests += 1
-        with _translating(what, self._seconds(request_timeout_seconds), answered=False):
+        with translate.translating(what, self._seconds(request_timeout_seconds), answered=False):
             serialized = await self.api.param_serialize(
                 method=method,
                 resource_path=path,
@@ -368,11 +365,11 @@ class KubeClient:
         if 200 <= response.status < 300:
             return response
         try:
-            with _translating(what, self._seconds(request_timeout_seconds)):
+            with translate.translating(what, self._seconds(request_timeout_seconds)):
                 detail = await response.content.read(_ERROR_BODY_LIMIT)
         finally:
             response.close()
-        raise _status_error(response.status, response.reason or "", detail, what)
+        raise translate.status_error(response.status, response.reason or "", detail, what)
 
 
 def _list_meta(rest: Mapping[str, Any], what: str) -> ListMeta:
@@ -387,74 +384,3 @@ def _list_meta(rest: Mapping[str, Any], what: str) -> ListMeta:
     if isinstance(meta.get("remainingItemCount"), int):
         out["remainingItemCount"] = meta["remainingItemCount"]
     return out
-
-
-def _status_error(status: int, reason: str, detail: bytes, what: str) -> KubeError:
-    """The KubeError for an HTTP status, chained from the client's own ApiException for it."""
-    message = reason
-    try:
-        parsed = orjson.loads(detail)
-        if isinstance(parsed, dict) and parsed.get("message"):
-            message = str(parsed["message"])
-    except orjson.JSONDecodeError:
-        if detail:
-            message = detail.decode("utf-8", "replace")
-    cls = status_error_class(status)
-    error = cls(f"{what}: {status} {reason}: {truncate(message)}", status=status)
-    error.__cause__ = ApiException(status=status, reason=reason)
-    return error
-
-
-@contextlib.contextmanager
-def _owning(response: aiohttp.ClientResponse) -> Iterator[None]:
-    """A body read to its end gives the connection back for the next request (no new TLS handshake);
-    anything else, a failure or a cancellation half-way, closes it."""
-    try:
-        yield
-    except BaseException:
-        response.close()
-        raise
-    response.release()
-
-
-@contextlib.contextmanager
-def _translating(what: str, seconds: float, *, answered: bool = True) -> Iterator[None]:
-    """Re-raise what the client or aiohttp raised as a KubeError (cancellation passes untouched)."""
-    try:
-        yield
-    except KubeError:
-        raise
-    except Exception as e:
-        error = _translate(e, what, seconds, answered=answered)
-        if error is None:
-            raise
-        raise error from e
-
-
-def _translate(e: Exception, what: str, seconds: float, *, answered: bool) -> KubeError | None:  # noqa: PLR0911
-    """The KubeError for an exception of the client or aiohttp; None for anything else (a bug).
-
-    `answered` says whether the response had begun: a connection that drops before it is a
-    connection failure (a reset, a refused client certificate), after it a cut-off body.
-    """
-    if isinstance(e, TimeoutError):
-        return Timeout(f"{what}: no complete answer within {seconds:g} s")
-    if answered and isinstance(e, aiohttp.ClientPayloadError | aiohttp.ServerDisconnectedError):
-        return BadResponse(f"{what}: the body was cut off ({truncate(str(e) or type(e).__name__, 120)})")
-    if isinstance(e, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
-        return ConnectionFailed(f"{what}: TLS failed ({truncate(str(e), 120)})")
-    if isinstance(e, aiohttp.ClientConnectorError):
-        return ConnectionFailed(f"{what}: cannot connect ({truncate(str(e), 120)})")
-    if not answered and isinstance(e, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError):
-        return ConnectionFailed(f"{what}: the connection closed before an answer ({truncate(str(e), 120)})")
-    if isinstance(e, aiohttp.ClientOSError | OSError):
-        return ConnectionFailed(f"{what}: the connection failed ({truncate(str(e), 120)})")
-    if isinstance(e, aiohttp.ClientResponseError):
-        return BadResponse(f"{what}: {truncate(str(e), 120)}")
-    if isinstance(e, aiohttp.ClientError):
-        return ConnectionFailed(f"{what}: {truncate(str(e) or type(e).__name__, 120)}")
-    if isinstance(e, ApiException):
-        return status_error_class(e.status or 0)(f"{what}: {e.status} {e.reason}", status=e.status)
-    if isinstance(e, OpenApiException):
-        return BadResponse(f"{what}: {truncate(str(e), 120)}")
-    return None
