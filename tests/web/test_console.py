@@ -111,7 +111,9 @@ async def test_api_answering_unavailable_with_its_database_down_says_unavailable
     try:
         dsn = f"postgresql://{ROLE}@127.0.0.1:{down.getsockname()[1]}/fleet"
         origin = socket_url(page_socket)
-        async with serving_overview(dsn, CONSOLE_ORIGINS=origin, READ_TIMEOUT_SECONDS="1", DATABASE_CONNECT_TIMEOUT_SECONDS="0.5") as (
+        async with serving_overview(
+            dsn, CONSOLE_ORIGINS=origin, READ_TIMEOUT_SECONDS="1", DATABASE_CONNECT_TIMEOUT_SECONDS="0.5"
+        ) as (
             _,
             endpoints,
         ):
