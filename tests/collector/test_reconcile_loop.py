@@ -26,9 +26,11 @@ from psycopg_pool import AsyncConnectionPool
 from collector.kube.client import garden_client
 from collector.kube.errors import Gone, KubeError, ServerError, Timeout
 from collector.kube.garden import RealGardener
+from collector.mock import MockGardener
 from collector.reconcile.drift import KIND_IDS
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
 from common.database import make_pool
+from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
 from common.naming import garden_namespace, project_name
 from common.settings import DatabaseSettings
 from db.seed.write import write_fleet
@@ -779,3 +781,20 @@ async def test_the_bound_is_configurable(setup: Setup) -> None:
     assert ("shoot_of_deleted_cluster", str(shoot.uid)) in setup.open_findings()
     with pytest.raises(ValueError, match="deletion_timeout_seconds"):
         ReconcileLoop(pool=setup.pool, gardener=None, interval_seconds=1, deletion_timeout_seconds=0)  # type: ignore[arg-type]
+
+
+async def test_the_mock_garden_lists_each_organizations_project(setup: Setup) -> None:
+    """GARDENER_MODE=mock: the garden is the database's, its projects as Fundament creates them, so the
+    unlabeled-shoot rule is evaluated (and finds nothing: the mock garden has no unlabeled shoot)."""
+    mock = MockGardener(setup.pool)
+    projects = await mock.list_projects()
+    owners = {p["metadata"]["labels"][ORGANIZATION_ID_LABEL] for p in projects}
+    assert {p["spec"]["namespace"] for p in projects} == {
+        s["metadata"]["namespace"] for s in await mock.list_shoots(label_selector=CLUSTER_ID_LABEL)
+    }
+    assert str(setup.sim.fleet.organizations[0].id) in owners
+    loop = ReconcileLoop(pool=setup.pool, gardener=mock, interval_seconds=300, clock=SteppingClock())
+    summary = await loop.run_once()
+    assert summary.not_evaluated == {}
+    assert summary.projects_listed == len(projects)
+    assert summary.opened["unlabeled_shoot"] == summary.shoots_unlabeled == 0
