@@ -267,6 +267,12 @@ class SimControl:
         return shoot.key
 
     @on_loop
+    def add_project(self, name: str, *, namespace: str | None = None, organization_label: str | None = None) -> None:
+        """A Gardener project the fleet does not describe (namespace default `garden-<name>`); `add_shoot`
+        with its name puts a shoot in its namespace."""
+        self.sim.world.add_project(name, namespace=namespace, organization_label=organization_label)
+
+    @on_loop
     def set_kubernetes_version(self, key: str, version: str) -> None:
         self.sim.world.set_kubernetes_version(key, version)
 
@@ -323,6 +329,7 @@ HTTP_ACTIONS: tuple[str, ...] = (
     "delete_shoot",
     "recreate_shoot",
     "add_shoot",
+    "add_project",
     "set_kubernetes_version",
     "bump_version",
     "hibernate",
