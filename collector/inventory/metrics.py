@@ -39,11 +39,6 @@ STORES_RETRIED = Counter(
     "fleet_inventory_stores_retried",
     "Cluster stores sent again because their pooled connection turned out to be dead.",
 )
-NAMESPACES_UNREAD = Counter(
-    "fleet_inventory_namespaces_unread",
-    "Namespaces of collected clusters whose count could not be told with certainty (kept, marked unread), by reason.",
-    ["reason"],
-)
 LEDGER_CHANGES = Counter(
     "fleet_inventory_ledger_changes",
     "Ledger rows recorded, by resource type and change (created or destroyed).",
@@ -58,4 +53,9 @@ LEDGER_OVER_CAP = Counter(
     "fleet_inventory_ledger_over_cap",
     "Ledger sources not recorded in a cluster because they held more than INVENTORY_LEDGER_MAX_PER_TYPE, by type.",
     ["resource_type"],
+)
+NAMESPACES_UNREAD = Counter(
+    "fleet_inventory_namespaces_unread",
+    "Namespaces of collected clusters whose count could not be told with certainty (kept, marked unread), by reason.",
+    ["reason"],
 )
