@@ -216,6 +216,13 @@ class SimControl:
         self.sim.world.scale_pool(key, worker, nodes)
 
     @on_loop
+    def scale_pool_after_queries(self, key: str, worker: str, nodes: int, *, queries: int = 1) -> None:
+        """`scale_pool` once the shoot's Prometheus answered `queries` more queries: a change that lands
+        between two queries of one collection, deterministically (in-process tests; not over HTTP)."""
+        self.sim.world.require_shoot(key)
+        self.sim.monitoring.history.after_queries(key, queries, lambda: self.sim.world.scale_pool(key, worker, nodes))
+
+    @on_loop
     def add_pods(self, key: str, namespace: str, count: int, phase: str = "Running") -> list[str]:
         return self.sim.world.add_pods(key, namespace, count, phase)
 
