@@ -14,7 +14,8 @@ SELECT current_user::text
 --   may_use         (only when nothing else is allowed) a relation outside PostgreSQL's own schemas,
 --                   not one the API reads, on which the role holds any privilege, on it or a column
 --   may_execute     (only when nothing else is allowed) a function outside PostgreSQL's own schemas
---                   and not an extension's, not one the API calls, that the role may EXECUTE
+--                   and not an extension's, not one the API calls, that the role may EXECUTE and
+--                   PUBLIC may not
 -- Names are schema-qualified; functions are matched by name, any argument list (shown with it).
 -- A needed object counts only with USAGE on its schema too (without it nothing in it can be named);
 -- a granted one counts whatever the schema says, as tests/db/test_privileges.py counts it.
@@ -74,4 +75,7 @@ FROM user_functions AS f
 WHERE %(nothing_else)s::boolean
   AND f.name <> ALL (%(executes)s::text[])
   AND pg_catalog.has_function_privilege(f.oid, 'EXECUTE')
+  -- What PUBLIC may execute every role may: it tells nothing about this role's configuration (the
+  -- platform's own database leaves its functions open to PUBLIC, PostgreSQL's default).
+  AND NOT pg_catalog.has_function_privilege('public', f.oid, 'EXECUTE')
 ORDER BY 1, 2
