@@ -149,7 +149,8 @@ async def victim(kubeconfig: Path, superuser_dsn: str) -> tuple[str, str]:
     """A ready cluster with a serving shoot: (cluster id, shoot key)."""
     gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=30))
     try:
-        refs = shoot_refs(await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL), CLUSTER_ID_LABEL)
+        shoots = await gardener.list_shoots(label_selector=CLUSTER_ID_LABEL)
+        refs = shoot_refs(shoots, CLUSTER_ID_LABEL)
     finally:
         await gardener.close()
     with psycopg.connect(superuser_dsn) as conn:
@@ -159,10 +160,15 @@ async def victim(kubeconfig: Path, superuser_dsn: str) -> tuple[str, str]:
             " WHERE tenant.cluster_is_ready(c.deleted IS NOT NULL, o.deleted IS NOT NULL, o.id, s.shoot_status)"
             " ORDER BY c.id"
         ).fetchall()
+    # fleet-sim's shoot key is the technical id's tail (a project's namespace need not be `garden-<project>`).
+    keys = {
+        (s["metadata"]["namespace"], s["metadata"]["name"]): str(s["status"]["technicalID"]).removeprefix("shoot--")
+        for s in shoots
+    }
     for (cluster_id,) in rows:
         ref = refs.get(UUID(str(cluster_id)))
         if ref is not None:
-            return str(cluster_id), f"{ref.namespace.removeprefix('garden-')}--{ref.name}"
+            return str(cluster_id), keys[(ref.namespace, ref.name)]
     raise RuntimeError("the fleet has no ready cluster with a shoot")
 
 

@@ -162,7 +162,8 @@ def many_shoots(shoots: int, workers: int, figures: dict[str, float] | None = No
 
             config = yaml.safe_load(base64.b64decode(orjson.loads(answer.data)["status"]["kubeconfig"]))
             token = config["users"][0]["user"]["token"]
-            prefix = f"/shoots/{meta['namespace'].removeprefix('garden-')}--{meta['name']}"
+            # The shoot's API path from its kubeconfig (a project's namespace need not be `garden-<project>`).
+            prefix = "/shoots/" + config["clusters"][0]["cluster"]["server"].rsplit("/shoots/", 1)[1]
             sim.get(prefix + "/api/v1/nodes", token, resourceVersion="0")
             sim.get(prefix + "/api/v1/pods", token, META, resourceVersion="0", fieldSelector=RUNNING)
             return 3

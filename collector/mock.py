@@ -1,6 +1,7 @@
 """GARDENER_MODE=mock, all of it: the garden and every shoot as the database describes them.
 
-    worker.py ──┬─> MockGardener: one agreeing shoot per live cluster (reconcile finds no drift)
+    worker.py ──┬─> MockGardener: one agreeing shoot per live cluster (reconcile finds no drift), and the
+                │                 Gardener project of each organization that has one
                 └─> MockReader:   a cluster's Reading from its rows (the inventory reads no shoot)
 
 For local work without Kubernetes at all (docs/architecture.md, 'Mock and real Gardener mode'): every
@@ -31,7 +32,7 @@ from collector.kube.errors import BadResponse
 from collector.kube.garden import ShootRef
 from common.database import load_queries
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
-from common.naming import garden_namespace, shoot_name, worker_name
+from common.naming import garden_namespace, project_name, shoot_name, worker_name
 
 _QUERIES = load_queries(Path(__file__).with_name("mock.sql"))
 
@@ -112,6 +113,20 @@ def mock_shoot(row: MockShootRow) -> dict[str, Any]:
     }
 
 
+def mock_project(organization_id: UUID, organization_name: str) -> dict[str, Any]:
+    """The Project the mock garden lists for an organization, as Fundament creates it: labelled, default namespace."""
+    return {
+        "apiVersion": "core.gardener.cloud/v1beta1",
+        "kind": "Project",
+        "metadata": {
+            "name": project_name(organization_name),
+            "uid": str(uuid.uuid5(_MOCK_NAMESPACE, f"project/{organization_id}")),
+            "labels": {ORGANIZATION_ID_LABEL: str(organization_id)},
+        },
+        "spec": {"namespace": garden_namespace(organization_name)},
+    }
+
+
 class MockGardener:
     """The garden as the database says it should be: every live cluster of a live organization is one shoot."""
 
@@ -132,6 +147,13 @@ class MockGardener:
         async with self._pool.connection() as conn:
             rows = await mock_shoots(conn)
         return [mock_shoot(row) for row in rows]
+
+    async def list_projects(self, *, page_size: int = 500) -> list[dict[str, Any]]:
+        # The mock garden's shoots are all labelled, so the projects of the organizations that have one suffice.
+        async with self._pool.connection() as conn:
+            rows = await mock_shoots(conn)
+        owners = {row.organization_id: row.organization_name for row in rows}
+        return [mock_project(org_id, name) for org_id, name in sorted(owners.items())]
 
     async def mint_credential(self, shoot: ShootRef, *, kind: str, lifetime_seconds: int) -> Credential:
         raise BadResponse(f"GARDENER_MODE=mock has no shoot API servers (asked for {kind} access to {shoot})")

@@ -2,7 +2,8 @@
 
     /livez    the process runs (never touches the database); with a `Liveness`, also that its loop
               made progress lately (the worker: a beat within three intervals), else 503
-    /readyz   `Readiness`: ready once its check succeeded once, then it stays ready
+    /readyz   a `ReadinessProbe`: 200 "ready", or 503 "not ready" with the probe's reason when it has one
+              (`Readiness`: ready once its check succeeded once, then it stays ready)
     /metrics  Prometheus text format of the default registry
 
 The APIs mount these routes next to their Connect app on HTTP_PORT; the worker serves them alone on
@@ -20,6 +21,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 import uvicorn
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -34,9 +36,29 @@ from common.http_limits import HttpLimits, uvicorn_limits
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class ReadyState:
+    """One answer of a readiness probe: ready, or not and (when the probe knows) why."""
+
+    ready: bool
+    reason: str = ""
+    """Why not, in plain words for /readyz and the log; empty when ready or unknown."""
+
+    def readyz_body(self) -> str:
+        if self.ready:
+            return "ready\n"
+        return f"not ready: {self.reason}\n" if self.reason else "not ready\n"
+
+
+class ReadinessProbe(Protocol):
+    """What /readyz (and the APIs' grpc.health.v1) report."""
+
+    async def status(self) -> ReadyState: ...
+
+
 @dataclass
 class Readiness:
-    """What /readyz (and the APIs' grpc.health.v1) report: ready once `check` succeeded once."""
+    """A `ReadinessProbe` that is ready once `check` succeeded once, then stays ready (the worker's)."""
 
     check: Callable[[], Awaitable[bool]]
     ready: bool = False
@@ -49,6 +71,9 @@ class Readiness:
                 logger.debug("readiness check failed", exc_info=True)
                 self.ready = False
         return self.ready
+
+    async def status(self) -> ReadyState:
+        return ReadyState(await self())
 
 
 class Liveness:
@@ -74,7 +99,7 @@ class Liveness:
         return self.silent_seconds <= self.stall_after_seconds
 
 
-def operations_routes(readiness: Readiness, liveness: Liveness | None = None) -> list[BaseRoute]:
+def operations_routes(readiness: ReadinessProbe, liveness: Liveness | None = None) -> list[BaseRoute]:
     """/livez, /readyz and /metrics: outside any request stack and CORS, never authenticated."""
 
     async def livez(_: Request) -> Response:
@@ -86,9 +111,8 @@ def operations_routes(readiness: Readiness, liveness: Liveness | None = None) ->
         return PlainTextResponse("ok\n")
 
     async def readyz(_: Request) -> Response:
-        if await readiness():
-            return PlainTextResponse("ready\n")
-        return PlainTextResponse("not ready\n", status_code=503)
+        state = await readiness.status()
+        return PlainTextResponse(state.readyz_body(), status_code=200 if state.ready else 503)
 
     async def metrics(_: Request) -> Response:
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
@@ -171,6 +195,6 @@ class HttpServer:
         self._sock.close()
 
 
-def health_server(readiness: Readiness, host: str, port: int, *, liveness: Liveness | None = None) -> HttpServer:
+def health_server(readiness: ReadinessProbe, host: str, port: int, *, liveness: Liveness | None = None) -> HttpServer:
     """The worker's operations port: /livez, /readyz and /metrics alone."""
     return HttpServer(Starlette(routes=operations_routes(readiness, liveness)), bind_tcp(host, port), name="health")

@@ -22,7 +22,7 @@ CREATE SCHEMA fleet_meta;
 
 ALTER SCHEMA fleet_meta OWNER TO fun_owner;
 
-COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 1';
+COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 2';
 
 CREATE SCHEMA tenant;
 
@@ -924,7 +924,11 @@ CREATE TABLE tenant.namespace_snapshots (
     cluster_id uuid NOT NULL,
     observed timestamp with time zone NOT NULL,
     pods integer NOT NULL,
-    CONSTRAINT namespace_snapshots_ck_pods CHECK ((pods >= 0))
+    unread_reason text,
+    unread_at timestamp with time zone,
+    CONSTRAINT namespace_snapshots_ck_pods CHECK ((pods >= 0)),
+    CONSTRAINT namespace_snapshots_ck_unread_pair CHECK (((unread_reason IS NULL) = (unread_at IS NULL))),
+    CONSTRAINT namespace_snapshots_ck_unread_reason CHECK ((unread_reason = ANY (ARRAY['not_found'::text, 'renamed'::text, 'ambiguous'::text])))
 );
 
 ALTER TABLE tenant.namespace_snapshots OWNER TO fun_owner;
@@ -2283,6 +2287,10 @@ GRANT UPDATE(cluster_id) ON TABLE tenant.namespace_snapshots TO fun_cluster_work
 GRANT UPDATE(observed) ON TABLE tenant.namespace_snapshots TO fun_cluster_worker;
 
 GRANT UPDATE(pods) ON TABLE tenant.namespace_snapshots TO fun_cluster_worker;
+
+GRANT UPDATE(unread_reason) ON TABLE tenant.namespace_snapshots TO fun_cluster_worker;
+
+GRANT UPDATE(unread_at) ON TABLE tenant.namespace_snapshots TO fun_cluster_worker;
 
 GRANT SELECT ON TABLE tenant.namespaces TO fun_cluster_worker;
 GRANT SELECT,INSERT,UPDATE ON TABLE tenant.namespaces TO fun_fundament_api;

@@ -8,14 +8,13 @@ depends on the ones before it and the same seed gives the same fleet, id for id,
 
 Every fleet starts with the planted things: every scenario of `fleet_description/scenarios.py` once (so every
 status and every drift kind occurs, even at size `test`); organization 0 listed, organization 1 not; organization 0's
-first cluster with node pool names that test the naming contract (`planted.py`); the planted
-deleted cluster with the active ledger rows it had when it ran (reconcile closes them, `planted.py`);
-the last organization deleted (though listed) with one live cluster left behind; a cluster of the
-system organization; two orphan shoots (one labelled with a UUID no cluster has, one with a label
-that is no UUID); one shoot without the cluster-id label in organization 0's garden project.
-`Fleet.notes` says where. Times are fixed relative to `ANCHOR`, never the wall clock: every creation
-lies at least 15 days before it, every deletion within the 9 days before it, so no row is deleted
-before it was created.
+first cluster with node pool names that test the naming contract and its Gardener project in a namespace
+not named `garden-<project>` (`planted.py`); the planted deleted cluster with the active ledger rows it had
+when it ran (reconcile closes them); the last organization deleted (though listed) with one live cluster
+left behind; a cluster of the system organization; two orphan shoots (one labelled with a UUID no cluster
+has, one with a label that is no UUID); one shoot without the cluster-id label in organization 0's
+project. `Fleet.notes` says where. Times are fixed relative to `ANCHOR`, never the wall clock: every
+creation lies at least 15 days before it, every deletion within the 9 days before it.
 """
 
 from __future__ import annotations
@@ -45,6 +44,7 @@ from fleet_description.draws import (
 from fleet_description.model import (
     ClusterSpec,
     Fleet,
+    GardenProjectSpec,
     NamespaceSpec,
     NodePoolSpec,
     OrganizationSpec,
@@ -52,7 +52,7 @@ from fleet_description.model import (
     ResourceSpec,
     ShootSpec,
 )
-from fleet_description.planted import planted_ledger_rows, planted_pools
+from fleet_description.planted import garden_project, planted_ledger_rows, planted_pools, project_namespace
 from fleet_description.scenarios import PLANTED, SHAPES, WEIGHTS, Scenario, sync_spec
 
 # Every generated time lies before this instant.
@@ -93,6 +93,7 @@ class FleetPart:
     projects: list[ProjectSpec] = field(default_factory=list)
     namespaces: list[NamespaceSpec] = field(default_factory=list)
     shoots: list[ShootSpec] = field(default_factory=list)
+    garden_projects: list[GardenProjectSpec] = field(default_factory=list)
     resources: list[ResourceSpec] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
 
@@ -143,14 +144,17 @@ def _organization_part(seed: int, size: FleetSize, index: int) -> FleetPart:
     part.organizations.append(org)
     if index == 1:
         part.notes["planted.unlisted_organization"] = str(org_id)
-    garden_project = project_name(name)
+    owner = _Owner(seed, size, org, index, garden_project(org, index))
+    part.garden_projects.append(owner.project)
+    if owner.project.namespace != f"garden-{owner.project.name}":
+        part.notes["planted.adopted_project_namespace"] = owner.project.namespace
     for j in range(size.clusters_per_organization):
         if deleted_org:
             # The deleted organization's first cluster was left live by a hand edit; the rest were deleted properly.
             scenario = Scenario.RUNNING if j == 0 else Scenario.DELETED
         else:
             scenario = plan.scenario(rng, index * size.clusters_per_organization + j)
-        cluster = _cluster(rng, part, _Owner(seed, size, org, index, garden_project), scenario, j)
+        cluster = _cluster(rng, part, owner, scenario, j)
         if not deleted_org and index * size.clusters_per_organization + j == PLANTED.index(Scenario.DELETED):
             part.resources += planted_ledger_rows(cluster)
             part.notes["planted.deleted_cluster_ledger"] = str(cluster.id)
@@ -167,7 +171,7 @@ class _Owner:
     size: FleetSize
     organization: OrganizationSpec
     index: int  # -1 for the system organization
-    garden_project: str
+    project: GardenProjectSpec  # its Gardener project: where its shoots live
 
 
 def _cluster(rng: random.Random, part: FleetPart, owner: _Owner, scenario: Scenario, j: int) -> ClusterSpec:
@@ -213,7 +217,8 @@ def _cluster(rng: random.Random, part: FleetPart, owner: _Owner, scenario: Scena
         shoot = ShootSpec(
             uid=random_uuid(rng),
             name=shoot_name(name, cluster_id),
-            project=owner.garden_project,
+            project=owner.project.name,
+            namespace=owner.project.namespace,
             cluster_label=str(cluster_id),
             organization_label=organization_label,
             kubernetes_version=shoot_version,
@@ -308,7 +313,8 @@ def _extras_part(seed: int, size: FleetSize) -> FleetPart:
     part = FleetPart()
     # The system organization's row is seeded by the migrations, so it is not in `organizations`.
     system = OrganizationSpec(SYSTEM_ORGANIZATION_ID, "system", "System", False, ANCHOR - timedelta(days=1000))
-    owner = _Owner(seed, size, system, -1, project_name(system.name))
+    owner = _Owner(seed, size, system, -1, garden_project(system, -1))
+    part.garden_projects.append(owner.project)
     cluster = _cluster(rng, part, owner, Scenario.RUNNING, 0)
     part.notes["planted.system_cluster"] = str(cluster.id)
     for label in (str(random_uuid(rng)), "not-a-uuid"):
@@ -328,11 +334,12 @@ def _extras_part(seed: int, size: FleetSize) -> FleetPart:
         _note(part.notes, "drift.orphan_shoot", str(uid))
     # Planted: a shoot made by hand in organization 0's garden project, without the cluster-id label
     # (drift kind unlabeled_shoot: nothing maps it to a cluster).
-    owner_name = organization_name(0)
+    owner_project = project_name(organization_name(0))
     unlabeled = ShootSpec(
         uid=random_uuid(rng),
         name="handmade",
-        project=project_name(owner_name),
+        project=owner_project,
+        namespace=project_namespace(0, owner_project),
         cluster_label="",
         organization_label=str(organization_id(seed, 0)),
         kubernetes_version=VERSIONS[-1],
@@ -374,6 +381,7 @@ def generate(size: FleetSize | str, seed: int = 0) -> Fleet:
         whole.projects += part.projects
         whole.namespaces += part.namespaces
         whole.shoots += part.shoots
+        whole.garden_projects += part.garden_projects
         whole.resources += part.resources
         for key, values in part.notes.items():
             for value in values.split(","):
@@ -386,6 +394,7 @@ def generate(size: FleetSize | str, seed: int = 0) -> Fleet:
         projects=tuple(whole.projects),
         namespaces=tuple(whole.namespaces),
         shoots=tuple(whole.shoots),
+        garden_projects=tuple(whole.garden_projects),
         resources=tuple(whole.resources),
         notes=whole.notes,
     )

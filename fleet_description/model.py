@@ -1,8 +1,9 @@
 """The fleet description shared by the database seed and the simulator (`fleet-sim`).
 
 Plain frozen dataclasses, no I/O. The database side writes organizations, clusters, node pools,
-projects, namespaces and sync states; the simulator serves one shoot per `ShootSpec`, with nodes per
-node pool and pods per namespace derived deterministically from the same rows. Drift is planted on
+projects, namespaces and sync states; the simulator serves one shoot per `ShootSpec` and one Gardener
+project per `GardenProjectSpec`, with nodes per node pool and pods per namespace derived
+deterministically from the same rows. Drift is planted on
 purpose through `ShootSpec` fields that disagree with the database (a shoot with no cluster, a shoot
 of a deleted cluster, a version or organization label that differs, a cluster without a shoot).
 """
@@ -110,7 +111,7 @@ class ShootSpec:
 
     uid: UUID
     name: str
-    project: str  # the Gardener project; the shoot lives in namespace `garden-<project>`
+    project: str  # the Gardener project; the shoot lives in its namespace (`namespace` below)
     cluster_label: str
     organization_label: str
     kubernetes_version: str
@@ -123,10 +124,29 @@ class ShootSpec:
     cluster_labelled: bool = True
     """False: the shoot carries no `fundament.io/cluster-id` label at all (made by hand; drift kind
     unlabeled_shoot), whatever `cluster_label` says."""
+    namespace: str = ""
+    """The garden namespace the shoot lives in: its project's `spec.namespace`; empty means Gardener's
+    default, `garden-<project>`."""
 
-    @property
-    def namespace(self) -> str:
-        return f"garden-{self.project}"
+    def __post_init__(self) -> None:
+        if not self.namespace:
+            object.__setattr__(self, "namespace", f"garden-{self.project}")
+
+
+@dataclass(frozen=True, slots=True)
+class GardenProjectSpec:
+    """A Gardener Project (`core.gardener.cloud/v1beta1`, cluster-scoped) in the simulated garden.
+
+    Fundament's provisioning side makes one per organization, named `common.naming.project_name` of
+    the organization's name and labelled `fundament.io/organization-id`; its shoots live in
+    `namespace` (`spec.namespace`), which is `garden-<name>` unless the project adopted another one.
+    """
+
+    name: str
+    namespace: str
+    organization_label: str | None
+    """The raw value of label `fundament.io/organization-id`; None: a project Fundament does not manage."""
+    created: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,5 +160,6 @@ class Fleet:
     projects: tuple[ProjectSpec, ...] = ()
     namespaces: tuple[NamespaceSpec, ...] = ()
     shoots: tuple[ShootSpec, ...] = ()
+    garden_projects: tuple[GardenProjectSpec, ...] = ()  # a shoot whose project is not here gets a default one
     resources: tuple[ResourceSpec, ...] = ()  # ledger rows left by a planted deletion (see generate.py)
     notes: dict[str, str] = field(default_factory=dict)  # what was planted where, for people and tests

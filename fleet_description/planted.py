@@ -1,8 +1,9 @@
 """The planted rows that draw nothing from a random stream, so the rest of a fleet is the same with them.
 
 Organization 0's first (running) cluster gets node pool names that test the naming contract; the
-planted deleted cluster keeps the active ledger rows the collector recorded while it ran. Ids derive
-from the cluster's id (`uuid5`), so they follow the seed without a draw.
+planted deleted cluster keeps the active ledger rows the collector recorded while it ran; organization
+0's Gardener project lives in a namespace that does not follow `garden-<project>`. Ids derive from the
+cluster's id (`uuid5`), so they follow the seed without a draw.
 """
 
 from __future__ import annotations
@@ -10,12 +11,38 @@ from __future__ import annotations
 from datetime import timedelta
 from uuid import uuid5
 
+from common.naming import project_name
 from fleet_description.draws import MACHINES
-from fleet_description.model import ClusterSpec, NodePoolSpec, ResourceSpec
+from fleet_description.model import ClusterSpec, GardenProjectSpec, NodePoolSpec, OrganizationSpec, ResourceSpec
 
 # Node pool names that test the naming contract (common.naming): two with a common prefix, whose
 # worker names differ only by their hash, and one with no character a worker name can use.
 PLANTED_POOL_NAMES = ("workers-production-a", "workers-production-b", "!!!")
+
+
+# The organization whose Gardener project adopted a namespace of another name (Gardener allows a
+# project's `spec.namespace` to be any namespace; `garden-<project>` is only its default).
+ADOPTED_NAMESPACE_ORGANIZATION = 0
+
+
+def project_namespace(organization_index: int, project: str) -> str:
+    """The garden namespace of an organization's Gardener project: `garden-<project>`, except that
+    organization 0's project adopted `garden-adopted-<project>`, so only its Project object tells."""
+    if organization_index == ADOPTED_NAMESPACE_ORGANIZATION:
+        return f"garden-adopted-{project}"
+    return f"garden-{project}"
+
+
+def garden_project(organization: OrganizationSpec, index: int) -> GardenProjectSpec:
+    """The organization's Gardener project as Fundament's provisioning side creates it: named by
+    `common.naming.project_name`, labelled with the organization's id (`index` -1: the system one)."""
+    project = project_name(organization.name)
+    return GardenProjectSpec(
+        name=project,
+        namespace=project_namespace(index, project),
+        organization_label=str(organization.id),
+        created=organization.created,
+    )
 
 
 def planted_pools(cluster: ClusterSpec) -> list[NodePoolSpec]:

@@ -21,6 +21,7 @@ import hashlib
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -62,6 +63,8 @@ class ClusterResult:
     duration_seconds: float
     reading: Reading | None = None
     ledger: LedgerCounts | None = None
+    unread_namespaces: dict[UUID, str] = field(default_factory=dict)
+    """Namespace id -> why its count could not be told this time (it kept its last one)."""
     error: str | None = None
     reason: str | None = None
     """A short label when it failed: a KubeError's reason, timeout, no_shoot, credential, database, internal."""
@@ -190,7 +193,7 @@ class InventoryLoop:
                 reading = await self._reader.read(cluster)
                 phase = "storing"
                 observed = self._clock()
-                ledger = await self._store(cluster, reading, observed)
+                stored = await self._store(cluster, reading, observed)
         except TimeoutError:
             # A Prometheus source's timeout names the Prometheus, as its other failures do.
             where = " the shoot's Prometheus" if phase == "reading" and self._settings.source == "prometheus" else ""
@@ -211,6 +214,7 @@ class InventoryLoop:
         duration = time.perf_counter() - started
         metrics.CLUSTERS_COLLECTED.inc()
         metrics.CLUSTER_DURATION.labels("collected").observe(duration)
+        ledger = stored.ledger
         for resource_type, counts in ledger.by_type.items():
             metrics.LEDGER_CHANGES.labels(resource_type, "created").inc(counts.created)
             metrics.LEDGER_CHANGES.labels(resource_type, "destroyed").inc(counts.destroyed)
@@ -228,9 +232,20 @@ class InventoryLoop:
             "cluster collected",
             extra={**context, "nodes": reading.nodes, "pods": reading.pods, "duration_seconds": round(duration, 3)},
         )
-        return ClusterResult(cluster, duration, reading=reading, ledger=ledger)
+        self._count_unread(stored.unread_namespaces, context)
+        unread = stored.unread_namespaces
+        return ClusterResult(cluster, duration, reading=reading, ledger=ledger, unread_namespaces=unread)
 
-    async def _store(self, cluster: ClusterRow, reading: Reading, observed: datetime) -> LedgerCounts:
+    @staticmethod
+    def _count_unread(unread: dict[UUID, str], context: dict[str, str]) -> None:
+        # Never stored as a count: each one is counted and the cluster's are logged once, by reason.
+        reasons = Counter(unread.values())
+        for reason, count in reasons.items():
+            metrics.NAMESPACES_UNREAD.labels(reason).inc(count)
+        if reasons:
+            logger.warning("namespaces not read; their counts are kept", extra={**context, "reasons": dict(reasons)})
+
+    async def _store(self, cluster: ClusterRow, reading: Reading, observed: datetime) -> store.Stored:
         """Write a reading in one transaction; once more if the pool lent a dead connection unchecked.
 
         The worker's pool lends a connection that came back within a second without checking it

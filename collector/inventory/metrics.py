@@ -63,3 +63,8 @@ LEDGER_OVER_CAP = Counter(
     "Ledger sources not recorded in a cluster because they held more than INVENTORY_LEDGER_MAX_PER_TYPE, by type.",
     ["resource_type"],
 )
+NAMESPACES_UNREAD = Counter(
+    "fleet_inventory_namespaces_unread",
+    "Namespaces of collected clusters whose count could not be told with certainty (kept, marked unread), by reason.",
+    ["reason"],
+)

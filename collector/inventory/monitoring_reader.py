@@ -9,6 +9,8 @@ shoot's read-only monitoring credential: no adminkubeconfig or viewerkubeconfig 
 cannot see, the ledger's objects (provider ids, volume handles, load balancer addresses, ingresses,
 certificates), it records as not listed (`not_visible`), so the ledger's rows stay as they were.
 
+The five queries of one collection are evaluated at one time, the reader's clock when the
+collection starts (whole milliseconds), so they see one state of the cluster (prometheus/queries.py).
 A failure fails the cluster alone with `last_error` naming the shoot's Prometheus; its snapshot
 keeps its previous numbers. A 401 means the monitoring credentials were rotated: the secret is read
 again and the queries retried once.
@@ -17,6 +19,7 @@ again and the queries retried once.
 from __future__ import annotations
 
 import logging
+import math
 import ssl
 from collections.abc import Sequence
 
@@ -29,6 +32,7 @@ from collector.kube.limits import DEFAULT_LIMITS, ResponseLimits
 from collector.prometheus.http import PrometheusClient
 from collector.prometheus.queries import QUERIES, cluster_metrics, vector
 from collector.prometheus.resolve import MonitoringResolver
+from common.clock import Clock, utc_now
 
 logger = logging.getLogger(__name__)
 
@@ -49,13 +53,16 @@ class MonitoringReader:
         context: ssl.SSLContext,
         limits: ResponseLimits = DEFAULT_LIMITS,
         page_size: int = 500,
+        clock: Clock = utc_now,
     ) -> None:
+        """`clock` gives each collection's evaluation time (the simulator's clock in tests)."""
         self._shoots = ShootMap(gardener, page_size=page_size)
         self._resolver = resolver
         self._sources = tuple(sources)
         self._timeout_seconds = timeout_seconds
         self._context = context
         self._limits = limits
+        self._clock = clock
 
     async def prepare(self, clusters: Sequence[ClusterRow], *, full_round: bool) -> None:
         await self._shoots.refresh(clusters, full_round=full_round)
@@ -90,8 +97,9 @@ class MonitoringReader:
         # One after another over the one connection; each answer is checked (and dropped) before the next
         # is asked for, so a hostile one fails the cluster at once.
         what = f"Prometheus {client.target.url}"
+        at = math.floor(self._clock().timestamp() * 1000) / 1000  # Prometheus evaluates at whole milliseconds
         samples = {
-            name: vector(await client.query(expression, name=name), f"{what} query {name}")
+            name: vector(await client.query(expression, name=name, at=at), f"{what} query {name}", at=at)
             for name, expression in QUERIES.items()
         }
         metrics = cluster_metrics(samples, what)

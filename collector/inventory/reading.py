@@ -52,8 +52,9 @@ class Reading:
     """False when the nodes could not be told apart by pool (the pool label is not exported): the
     node pools then keep their previous snapshots instead of being counted as empty."""
     pods_by_namespace_name: dict[str, int] | None = None
-    """Kubernetes namespace name -> unfinished pods, when the namespace ids could not be read (the id
-    label is not exported): the store then maps each live namespace by its generated name."""
+    """Kubernetes namespace name -> unfinished pods, for every namespace of the shoot (0 when it runs
+    none), when the namespace ids could not be read (the id label is not exported): the store then
+    matches each live namespace by its generated name, where that is certain (namespaces.py)."""
     bytes_read: int = 0
     """Body bytes the reading received (for summaries and benchmarks; 0 where not counted)."""
 

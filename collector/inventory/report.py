@@ -1,12 +1,14 @@
 """What `cluster-worker collect` shows a person: a progress bar in a terminal, then a summary.
 
-The summary has one line per cluster (numbers, or why it failed) and one line per ledger type: how
-many resources exist, how many this pass recorded as created and destroyed, and in how many clusters
-the source could not be listed (its rows were left as they were).
+The summary has one line per cluster (numbers, or why it failed), a line for each cluster with
+namespaces that could not be read (their counts were kept), and one line per ledger type: how many
+resources exist, how many this pass recorded as created and destroyed, and in how many clusters the
+source could not be listed (its rows were left as they were).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TextIO
 
 from collector.inventory.loop import ClusterResult, RoundSummary
@@ -53,6 +55,14 @@ def print_summary(summary: RoundSummary, out: TextIO) -> None:
         else:
             rows.append((str(result.cluster), f"FAILED ({result.reason})", "-", "-", "-", seconds, result.error or ""))
     _table(rows, out)
+    for result in sorted(summary.results, key=lambda r: str(r.cluster)):
+        if result.unread_namespaces:
+            reasons = ", ".join(
+                f"{n} {reason}" for reason, n in sorted(Counter(result.unread_namespaces.values()).items())
+            )
+            out.write(
+                f"{result.cluster}: {len(result.unread_namespaces)} namespace(s) not read ({reasons}); counts kept\n"
+            )
     out.write("\n")
     ledger_rows: list[tuple[str, ...]] = [("LEDGER TYPE", "FOUND", "CREATED", "DESTROYED", "NOT LISTED IN")]
     for resource_type in (*RESOURCE_TYPES, *sorted(set(summary.ledger) - set(RESOURCE_TYPES))):

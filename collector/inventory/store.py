@@ -23,10 +23,10 @@ from psycopg.rows import class_row, tuple_row
 from psycopg.types.json import Jsonb
 
 from collector.inventory.ledger import ActiveRow, LedgerCounts, LedgerPlan, TypeCounts, listed_types, plan
+from collector.inventory.namespaces import NamespaceRow, count_namespaces
 from collector.inventory.pools import map_pools
 from collector.inventory.reading import ClusterRow, Reading
 from common.database import load_queries
-from common.naming import namespace_name
 
 logger = logging.getLogger(__name__)
 
@@ -63,21 +63,6 @@ class FoundCluster:
 class NamedRow:
     id: UUID
     name: str
-
-
-@dataclass(frozen=True, slots=True)
-class NamespaceRow:
-    """A live namespace of the cluster, with its project (whose name and id its name on the shoot derives from)."""
-
-    id: UUID
-    name: str
-    project_name: str
-    project_id: UUID
-
-    @property
-    def kube_name(self) -> str:
-        """Its name on the shoot, as the provisioning side generates it."""
-        return namespace_name(self.project_name, self.project_id, self.name)
 
 
 async def ready_clusters(conn: Conn) -> list[ClusterRow]:
@@ -137,7 +122,16 @@ async def cluster_layout(conn: Conn, cluster_id: UUID, resource_types: Sequence[
     return layout
 
 
-async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, observed: datetime) -> LedgerCounts:
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """What `store_reading` wrote: the ledger's changes, and the namespaces it could not read."""
+
+    ledger: LedgerCounts
+    unread_namespaces: dict[UUID, str]
+    """Namespace id -> why its count could not be told (collector/inventory/namespaces.py); its row was kept."""
+
+
+async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, observed: datetime) -> Stored:
     """Write a cluster's snapshots and reconcile its ledger (call inside the collection's transaction).
 
     One query reads what the database knows of the cluster; every write then goes out in one
@@ -179,26 +173,29 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
                     "ready_nodes": [counts[1] for counts in pools.counts.values()],
                 },
             )
-        if layout.namespaces:
-            # A namespace the cluster does not have (yet) runs no pods: that is an observation too.
+        # Only a certain match is stored: an unread namespace keeps its count and `observed`, marked why.
+        namespaces = count_namespaces(reading, layout.namespaces)
+        if namespaces.pods:
             await conn.execute(
                 _QUERIES["store_namespace_snapshots"].sql,
                 {
                     "cluster_id": cluster_id,
                     "observed": observed,
-                    "namespace_ids": [ns.id for ns in layout.namespaces],
-                    "pods": [namespace_pods(reading, ns) for ns in layout.namespaces],
+                    "namespace_ids": list(namespaces.pods),
+                    "pods": list(namespaces.pods.values()),
+                },
+            )
+        if namespaces.unread:
+            await conn.execute(
+                _QUERIES["mark_namespaces_unread"].sql,
+                {
+                    "observed": observed,
+                    "namespace_ids": list(namespaces.unread),
+                    "reasons": list(namespaces.unread.values()),
                 },
             )
         pending = await _write_ledger(conn, cluster_id, changes, observed)
-    return await pending.counts()
-
-
-def namespace_pods(reading: Reading, namespace: NamespaceRow) -> int:
-    """The namespace's pods: by its id label, or (when the reading has no ids) by its generated name."""
-    if reading.pods_by_namespace_name is not None:
-        return reading.pods_by_namespace_name.get(namespace.kube_name, 0)
-    return reading.namespace_pods.get(namespace.id, 0)
+    return Stored(await pending.counts(), namespaces.unread)
 
 
 async def store_ledger(conn: Conn, cluster_id: UUID, results: Mapping[str, Any], *, observed: datetime) -> LedgerCounts:

@@ -86,15 +86,29 @@ ON CONFLICT (node_pool_id) DO UPDATE SET
 WHERE nps.observed <= EXCLUDED.observed
 
 -- name: store_namespace_snapshots
--- Called by store_reading: running pods of every live namespace, as arrays.
+-- Called by store_reading: running pods of every live namespace read with certainty
+-- (collector/inventory/namespaces.py), as arrays. A read clears the unread mark.
 INSERT INTO tenant.namespace_snapshots AS ns (namespace_id, cluster_id, observed, pods)
 SELECT t.namespace_id, %(cluster_id)s, %(observed)s, t.pods
 FROM unnest(%(namespace_ids)s::uuid[], %(pods)s::integer[]) AS t (namespace_id, pods)
 ON CONFLICT (namespace_id) DO UPDATE SET
     cluster_id = EXCLUDED.cluster_id,
     observed = EXCLUDED.observed,
-    pods = EXCLUDED.pods
+    pods = EXCLUDED.pods,
+    unread_reason = NULL,
+    unread_at = NULL
 WHERE ns.observed <= EXCLUDED.observed
+
+-- name: mark_namespaces_unread
+-- Called by store_reading: live namespaces whose count this collection could not tell with certainty
+-- (a reason each). Their pods and `observed` stay those of the last read; a namespace never read has
+-- no row and gets none. A collection older than the row's read, or than its mark, changes nothing.
+UPDATE tenant.namespace_snapshots AS ns
+SET unread_reason = t.reason, unread_at = %(observed)s
+FROM unnest(%(namespace_ids)s::uuid[], %(reasons)s::text[]) AS t (namespace_id, reason)
+WHERE ns.namespace_id = t.namespace_id
+    AND ns.observed <= %(observed)s
+    AND (ns.unread_at IS NULL OR ns.unread_at <= %(observed)s)
 
 -- name: record_failure
 -- Called by record_failure after a failed read or store: only the error and its time change; the

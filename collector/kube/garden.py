@@ -1,4 +1,4 @@
-"""The Gardener client behind a small interface: list shoots, mint shoot credentials, read a secret.
+"""The Gardener client behind a small interface: list shoots and projects, mint shoot credentials, read a secret.
 
     inventory/ and reconcile/ ──> Gardener ──┬─> RealGardener: the garden's API (kube/client.py)
                                              └─> MockGardener: the database (collector/mock.py)
@@ -6,7 +6,9 @@
 `list_shoots` reads every shoot of the garden that matches a label selector, in pages of
 `page_size` with limit/continue; any failure, including a 410 for a continue token that expired
 mid-way, raises, so callers never act on a partial list (reconcile would otherwise soft-delete the
-shoots it missed). `mint_credential` asks for `shoots/adminkubeconfig` or `shoots/viewerkubeconfig`,
+shoots it missed). `list_projects` reads every Project (cluster-scoped) the same way, with the
+same bounds: each page's bytes (GARDENER_MAX_ANSWER_MIB), the items of all pages together, the
+request timeout. `mint_credential` asks for `shoots/adminkubeconfig` or `shoots/viewerkubeconfig`,
 Gardener's subresources that return a short-lived kubeconfig for the shoot's API server
 (docs/architecture.md, 'Shoot credentials live in memory and are renewed before they expire').
 """
@@ -29,6 +31,7 @@ from collector.kube.errors import BadResponse
 from common.labels import parse_id_label
 
 SHOOTS = "/apis/core.gardener.cloud/v1beta1/shoots"
+PROJECTS = "/apis/core.gardener.cloud/v1beta1/projects"
 _SUBRESOURCE = {
     "admin": ("adminkubeconfig", "AdminKubeconfigRequest"),
     "viewer": ("viewerkubeconfig", "ViewerKubeconfigRequest"),
@@ -63,6 +66,13 @@ class Gardener(Protocol):
         """
         ...
 
+    async def list_projects(self, *, page_size: int = 500) -> list[dict[str, Any]]:
+        """Every Project of the garden (raw objects; cluster-scoped).
+
+        Raises KubeError (kube/errors.py) on any failure; never returns a partial list.
+        """
+        ...
+
     async def mint_credential(self, shoot: ShootRef, *, kind: str, lifetime_seconds: int) -> Credential:
         """A fresh credential for the shoot's API server (`kind` is `admin` or `viewer`). Raises KubeError."""
         ...
@@ -87,6 +97,11 @@ class RealGardener:
         if page_size < 1:
             raise ValueError(f"page_size={page_size}: must be positive")
         return await self._client.list_all(SHOOTS, query={"labelSelector": label_selector}, page_size=page_size)
+
+    async def list_projects(self, *, page_size: int = 500) -> list[dict[str, Any]]:
+        if page_size < 1:
+            raise ValueError(f"page_size={page_size}: must be positive")
+        return await self._client.list_all(PROJECTS, page_size=page_size)
 
     async def read_secret(self, namespace: str, name: str) -> dict[str, Any]:
         return await self._client.get(f"/api/v1/namespaces/{namespace}/secrets/{name}")

@@ -82,8 +82,9 @@ class PrometheusClient:
             )
         return self._session
 
-    async def query(self, expression: str, *, name: str) -> dict[str, object]:
-        """GET /api/v1/query for one instant query; the answer's JSON object. Raises KubeError."""
+    async def query(self, expression: str, *, name: str, at: float | None = None) -> dict[str, object]:
+        """GET /api/v1/query for one instant query, evaluated at `at` (Unix seconds; None: the Prometheus's
+        now); the answer's JSON object. Raises KubeError."""
         url = self.target.query_url
         what = f"Prometheus {truncate(self.target.url, 80)} query {name}"
         require_https(url)
@@ -93,7 +94,7 @@ class PrometheusClient:
             async with asyncio.timeout(self.timeout_seconds):
                 async with self._open().get(
                     url,
-                    params={"query": expression},
+                    params={"query": expression} if at is None else {"query": expression, "time": f"{at:.3f}"},
                     headers={"Accept": JSON, "Accept-Encoding": "identity"},
                 ) as response:
                     if response.status != 200:

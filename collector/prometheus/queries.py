@@ -14,14 +14,21 @@ series (one per pool, resource or namespace), never one per node or pod:
 - each namespace's `fundament.io/namespace-id`:
   `max by (namespace, <namespace-id label>) (kube_namespace_labels)`.
 
+All five are evaluated at one time (`time=`, chosen once per collection), so they see one state
+of the cluster even when a scrape lands between two of them: a node added meanwhile cannot make
+the Ready nodes outnumber the nodes, nor the allocatable sums disagree with the node counts.
+Prometheus stamps every sample of an instant query with its evaluation time; an answer stamped
+otherwise comes from a Prometheus (or proxy) that ignored `time=`, and is refused.
+
 kube-state-metrics exports a Kubernetes label on `kube_<kind>_labels` only when its allow-list
 (`--metric-labels-allowlist`) names it, as `label_` plus the name with every character outside
 `[a-zA-Z0-9_]` turned into `_`: `worker.gardener.cloud/pool` becomes
 `label_worker_gardener_cloud_pool`, `fundament.io/namespace-id` becomes
 `label_fundament_io_namespace_id`. Without the pool label the nodes cannot be told apart by pool:
 the cluster's totals are still read and its pools keep their previous counts (`pools_known` is
-False). Without the namespace-id label each live namespace is matched by the name Fundament's
-provisioning side generates for it (`pods_by_name`). An empty `kube_namespace_labels` (every
+False). Without the namespace-id label the answer gives every namespace by name (`pods_by_name`),
+and the store matches each live namespace by the name Fundament's provisioning side generates for
+it, only where that is certain (`collector/inventory/namespaces.py`). An empty `kube_namespace_labels` (every
 cluster has namespaces) means kube-state-metrics is not scraped at all: the collection fails
 instead of storing zeros.
 """
@@ -77,11 +84,12 @@ class ClusterMetrics:
     namespace_pods: dict[UUID, int]
     """By namespace id, when the id label is exported (else empty)."""
     pods_by_name: dict[str, int] | None
-    """By Kubernetes namespace name, when the id label is not exported (else None)."""
+    """By Kubernetes namespace name, every namespace of the shoot (0 when it runs none), when the id
+    label is not exported (else None)."""
 
 
-def vector(answer: Mapping[str, object], what: str) -> list[Sample]:
-    """The samples of an instant-vector answer. Raises BadResponse or TooLarge."""
+def vector(answer: Mapping[str, object], what: str, *, at: float | None = None) -> list[Sample]:
+    """The samples of an instant-vector answer, each evaluated at `at` when given. Raises BadResponse or TooLarge."""
     if answer.get("status") != "success":
         raise BadResponse(f"{what}: status is {truncate(repr(answer.get('status')), 40)}, not success")
     data = answer.get("data")
@@ -100,6 +108,11 @@ def vector(answer: Mapping[str, object], what: str) -> list[Sample]:
             raise BadResponse(f"{what}: a series' metric is not a set of string labels")
         if not isinstance(value, list) or len(value) != 2 or not isinstance(value[1], str):
             raise BadResponse(f'{what}: a sample is not [time, "value"]')
+        if at is not None and not _evaluated_at(value[0], at):
+            raise BadResponse(
+                f"{what}: a sample is of time {truncate(repr(value[0]), 40)}, not of the asked time {at:.3f}; "
+                "the Prometheus did not evaluate the query at the time asked"
+            )
         try:
             number = float(value[1])
         except ValueError:
@@ -108,6 +121,13 @@ def vector(answer: Mapping[str, object], what: str) -> list[Sample]:
             raise BadResponse(f"{what}: sample value {value[1]!r} is not a finite count")
         samples.append(Sample(metric, number))
     return samples
+
+
+def _evaluated_at(stamp: object, at: float) -> bool:
+    # Prometheus evaluates at whole milliseconds and writes the time as a JSON number.
+    if isinstance(stamp, bool) or not isinstance(stamp, int | float):
+        return False
+    return abs(stamp - at) < 0.001
 
 
 def whole(value: float, what: str) -> int:
@@ -150,7 +170,9 @@ def cluster_metrics(samples: Mapping[str, list[Sample]], what: str) -> ClusterMe
         namespace_id = parse_id_label(sample.labels.get(NAMESPACE_ID_SERIES_LABEL))
         if namespace_id is not None:
             ids[sample.labels.get("namespace", "")] = namespace_id
-    pods_by_name: dict[str, int] = {}
+    # Every namespace of the shoot by name, those without unfinished pods too: a name match needs to
+    # know what the shoot has, not only what runs pods.
+    pods_by_name: dict[str, int] = {sample.labels.get("namespace", ""): 0 for sample in namespaces}
     pods = 0
     for sample in samples["namespace_pods"]:
         count = whole(sample.value, f"{what} query namespace_pods")

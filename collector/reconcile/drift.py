@@ -6,7 +6,9 @@ rules return the findings that hold at this moment. What happens to them next (o
 resolved) is the store's business (store.py), decided in SQL against the open rows
 (docs/architecture.md, 'Drift kinds and the lifecycle of a finding').
 
-The six kinds are an explicit registry (`KINDS`), each with its subject and its rule. Every finding's
+The six kinds are an explicit registry (`KINDS`), each with its subject and its rule. A rule whose
+input could not be read this pass finds nothing, and `Observed.not_evaluated` names its kind so
+the store keeps that kind's open findings as they are. Every finding's
 `details` says what was expected and what was observed, so a reader needs no second query to see
 why it exists. Cluster readiness and "updating" come from `common.clusterstatus`, the one
 definition (docs/architecture.md, 'Status is computed, in Python and SQL').
@@ -231,13 +233,18 @@ def unlabeled_shoots(world: Observed) -> Iterator[Finding]:
 
     Fundament's provisioning side labels every shoot it creates, so such a shoot was made by hand or
     by another tool, in a project Fundament owns: nothing maps it to a cluster, so no other rule and
-    no inventory round ever sees it (a blind spot of the inventory). Shoots outside those projects are not
-    Fundament's business and are left alone.
+    no inventory round ever sees it (a blind spot of the inventory). The projects are Gardener's
+    Project objects, their namespaces `spec.namespace` and their owners found as Fundament finds
+    them (projects.py). Shoots outside those projects are not Fundament's business and are left
+    alone. Without a project listing the rule says nothing (`Observed.not_evaluated`).
     """
+    if world.garden_projects is None:
+        return
     for shoot in world.unlabeled:
-        organization = world.garden_projects.get(shoot.namespace)
-        if organization is None:
+        owner = world.garden_projects.get(shoot.namespace)
+        if owner is None:
             continue
+        organization = owner.organization
         yield Finding(
             kind=drift_kinds.UNLABELED_SHOOT,
             subject=str(shoot.uid),
@@ -249,6 +256,7 @@ def unlabeled_shoots(world: Observed) -> Iterator[Finding]:
                 "observed": {"cluster_label": None, "organization_label": shoot.organization_label},
                 "reason": "a shoot in a Fundament garden project carries no cluster-id label",
                 "organization": {"id": str(organization.id), "name": organization.name},
+                "project": {"name": owner.project, "namespace": owner.namespace, "matched_by": owner.matched_by},
                 "shoot": _unlabeled_ref(shoot),
                 "shoot_created": rfc3339(shoot.created),
             },
@@ -305,7 +313,7 @@ KINDS: tuple[DriftKind, ...] = (
     DriftKind(
         drift_kinds.UNLABELED_SHOOT,
         "shoot uid",
-        "a shoot in a live organization's garden project carries no cluster-id label",
+        "a shoot in a live organization's Gardener project (its Project's spec.namespace) carries no cluster-id label",
         unlabeled_shoots,
     ),
 )

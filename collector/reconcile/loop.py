@@ -1,8 +1,10 @@
 """The reconcile loop, `WORKER_MODE=reconcile`: mirror Gardener's shoots and persist drift.
 
-On one side sits the garden, read through a `ShootLister` (kube/garden.py or the mock garden: a
+On one side sits the garden, read through a `GardenLister` (kube/garden.py or the mock garden: a
 complete, paged list of every shoot carrying `fundament.io/cluster-id`, then one of every shoot
-without it, or an error); on the other
+without it, or an error; then every Gardener Project, whose failure only leaves the unlabeled-shoot
+rule unevaluated, because "could not list the projects" must never read as "there are none");
+on the other
 the database, written through store.py in ONE transaction per pass: the mirror, the ledger rows of
 clusters that are gone (deleted, no shoot left in this complete listing), the findings of drift.py,
 the heartbeat. The garden is read first and completely; only then does the transaction
@@ -24,14 +26,18 @@ from typing import Any, Protocol
 
 from psycopg_pool import AsyncConnectionPool
 
+from collector.kube.errors import KubeError
 from collector.kube.liststream import gc_paused
 from collector.reconcile import metrics, store
 from collector.reconcile.drift import KIND_IDS, JsonValue, find_drift
 from collector.reconcile.observed import Observed, observe_shoots, observe_unlabeled_shoots
+from collector.reconcile.projects import GardenProject, MalformedProject, observe_projects
 from collector.settings import DELETION_TIMEOUT_INTERVALS, LIVENESS_INTERVALS
+from common import drift_kinds
 from common.clock import Clock, rfc3339, utc_now
 from common.health import Liveness
 from common.labels import CLUSTER_ID_LABEL
+from common.text import truncate
 
 logger = logging.getLogger(__name__)
 
@@ -39,11 +45,15 @@ UNLABELED_SELECTOR = f"!{CLUSTER_ID_LABEL}"
 """The second listing of a pass: shoots without the cluster-id label (drift kind unlabeled_shoot)."""
 
 
-class ShootLister(Protocol):
-    """The one Gardener call reconcile needs (kube/garden.py's Gardener and the mock garden have it)."""
+class GardenLister(Protocol):
+    """The Gardener calls reconcile needs (kube/garden.py's Gardener and the mock garden have them)."""
 
     async def list_shoots(self, *, label_selector: str, page_size: int = 500) -> Sequence[Mapping[str, Any]]:
         """Every shoot matching `label_selector` across the garden; raises on any failure, never a partial list."""
+        ...
+
+    async def list_projects(self, *, page_size: int = 500) -> Sequence[Mapping[str, Any]]:
+        """Every Gardener Project; raises KubeError on any failure, never a partial list."""
         ...
 
 
@@ -66,6 +76,10 @@ class ReconcileSummary:
     duplicate_claims: Mapping[str, list[str]]
     shoots_unlabeled: int = 0
     """Shoots the second listing found without the cluster-id label (anywhere in the garden)."""
+    projects_listed: int | None = None
+    """Gardener Projects the third listing found; None when it failed (see `not_evaluated`)."""
+    not_evaluated: Mapping[str, str] = field(default_factory=dict)
+    """Kinds whose rule this pass could not evaluate, with why; their open findings were kept as they were."""
     opened: Mapping[str, int] = field(default_factory=dict)
     """Findings opened by this pass, per kind (every kind present, zero or more)."""
     still_open: Mapping[str, int] = field(default_factory=dict)
@@ -89,6 +103,8 @@ class ReconcileSummary:
                 "gone": self.shoots_gone,
                 "unlabeled": self.shoots_unlabeled,
             },
+            "projects": {"listed": self.projects_listed},
+            "not_evaluated": dict(self.not_evaluated),
             "duplicate_claims": {k: list(v) for k, v in self.duplicate_claims.items()},
             "findings": {
                 "opened": dict(self.opened),
@@ -116,6 +132,8 @@ class ReconcileSummary:
             f"{'total':<26}{sum(self.opened.values()):>8}{sum(self.still_open.values()):>12}"
             f"{sum(self.resolved.values()):>10}"
         )
+        for kind, reason in sorted(self.not_evaluated.items()):
+            lines.append(f"{kind} not evaluated, its open findings kept: {reason}")
         if self.ledger_closed:
             closed = ", ".join(f"{reason} {count}" for reason, count in sorted(self.ledger_closed.items()))
             lines.append(f"ledger rows of gone clusters closed: {closed}")
@@ -131,7 +149,7 @@ class ReconcileLoop:
         self,
         *,
         pool: AsyncConnectionPool[Any],
-        gardener: ShootLister,
+        gardener: GardenLister,
         interval_seconds: float,
         page_size: int = 500,
         deletion_timeout_seconds: float | None = None,
@@ -196,6 +214,8 @@ class ReconcileLoop:
         unlabeled = observe_unlabeled_shoots(
             await self._gardener.list_shoots(label_selector=UNLABELED_SELECTOR, page_size=self._page_size)
         )
+        # Which namespaces are Fundament's projects: Gardener's Project objects say (projects.py).
+        projects, projects_failure = await self._list_projects()
         listed = time.perf_counter()
         now = self._clock()
         async with self._pool.connection() as conn, conn.transaction():
@@ -211,11 +231,12 @@ class ReconcileLoop:
                     deletion_timeout=self._deletion_timeout,
                     unlabeled=unlabeled,
                     organizations=organizations,
+                    projects=projects,
                 )
                 findings = find_drift(world)
             shoot_changes = await store.store_shoots(conn, now=now)
             ledger_closed = await store.close_ledger_of_gone_clusters(conn, now=now)
-            finding_changes = await store.store_findings(conn, findings, now=now)
+            finding_changes = await store.store_findings(conn, findings, now=now, not_evaluated=world.not_evaluated)
             open_now = await store.count_open_findings(conn)
             duplicates = {str(cid): [str(uid) for uid in uids] for cid, uids in world.duplicate_claims().items()}
             summary = ReconcileSummary(
@@ -227,6 +248,8 @@ class ReconcileLoop:
                 shoots_gone=shoot_changes.gone,
                 duplicate_claims=duplicates,
                 shoots_unlabeled=len(unlabeled),
+                projects_listed=None if projects is None else len(projects),
+                not_evaluated={kind: projects_failure or "its input could not be read" for kind in world.not_evaluated},
                 opened=_by_kind(finding_changes.opened),
                 still_open=_by_kind(finding_changes.still_open),
                 resolved=_by_kind(finding_changes.resolved),
@@ -254,6 +277,23 @@ class ReconcileLoop:
             },
         )
         return summary
+
+    async def _list_projects(self) -> tuple[list[GardenProject] | None, str | None]:
+        """Every Gardener Project, or None and why when they could not be listed (or the listing is not trusted).
+
+        Only the unlabeled-shoot rule needs them, so a failure here does not fail the pass: the rule
+        is reported as not evaluated and its open findings stay open.
+        """
+        try:
+            objects = await self._gardener.list_projects(page_size=self._page_size)
+            return observe_projects(objects), None
+        except (KubeError, MalformedProject) as e:
+            reason = f"could not list Gardener's projects: {truncate(str(e) or type(e).__name__)}"
+            logger.warning(
+                "Gardener's projects could not be listed; the unlabeled-shoot rule is not evaluated this pass",
+                extra={"kind": drift_kinds.UNLABELED_SHOOT, "error": reason},
+            )
+            return None, reason
 
     async def run(self, stop: asyncio.Event) -> None:
         """Run a pass now, then one every interval (start to start) until `stop` is set.

@@ -3,6 +3,7 @@
     loop.py ──> observe_shoots(listing) ─────────────> ShootObservation ──┐
     loop.py ──> observe_unlabeled_shoots(listing) ───> UnlabeledShoot ────┤
                 store.read_clusters ─────────────────> ClusterFacts ──────┤
+    loop.py ──> projects.observe_projects(listing) ──> GardenProject ─────┤
                 store.read_garden_organizations ─────> OrganizationFacts ─┴─> Observed ──> drift.find_drift
 
 A listed shoot that lacks what every shoot has (a uid, a creation time), or disagrees with the
@@ -19,9 +20,10 @@ from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
+from collector.reconcile.projects import GardenProject, OrganizationFacts, ProjectOwner, project_owners
+from common import drift_kinds
 from common.clusterstatus import cluster_status, is_ready, is_updating
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL, parse_id_label
-from common.naming import garden_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -109,18 +111,6 @@ class ClusterFacts:
         return is_updating(status)
 
 
-@dataclass(frozen=True, slots=True)
-class OrganizationFacts:
-    """A live, non-system organization and the garden namespace of its Gardener project."""
-
-    id: UUID
-    name: str
-
-    @property
-    def garden_namespace(self) -> str:
-        return garden_namespace(self.name)
-
-
 class Observed:
     """One pass's inputs, indexed once for the rules: each shoot with its cluster, each cluster with its shoots.
 
@@ -149,6 +139,7 @@ class Observed:
         deletion_timeout: timedelta | None = None,
         unlabeled: Sequence[UnlabeledShoot] = (),
         organizations: Iterable[OrganizationFacts] = (),
+        projects: Iterable[GardenProject] | None = None,
     ) -> None:
         self.now = now
         """The pass's time; with `deletion_timeout`, it bounds how long a deletion may be under way."""
@@ -156,8 +147,11 @@ class Observed:
         """How long a deletion may be under way before its leftover shoot is drift (None: no bound)."""
         self.unlabeled: tuple[UnlabeledShoot, ...] = tuple(sorted(unlabeled, key=lambda s: s.uid.int))
         """The shoots of the garden that carry no cluster-id label, wherever they are."""
-        self.garden_projects: dict[str, OrganizationFacts] = {o.garden_namespace: o for o in organizations}
-        """Fundament's garden project namespaces (`garden-<project>`) of live organizations, with their owner."""
+        self.garden_projects: dict[str, ProjectOwner] | None = (
+            None if projects is None else project_owners(projects, organizations)
+        )
+        """Fundament's garden project namespaces (`Project.spec.namespace`) of live organizations, with their
+        owner; None when the projects could not be listed, so the unlabeled-shoot rule cannot be evaluated."""
         self.shoots: tuple[ShootObservation, ...] = tuple(sorted(shoots, key=lambda s: s.uid.int))
         self.clusters: tuple[ClusterFacts, ...] = tuple(sorted(clusters.values(), key=lambda c: c.id.int))
         by_id = {c.id.int: c for c in self.clusters}
@@ -175,6 +169,11 @@ class Observed:
             (c, tuple(claims.get(c.id.int, ()))) for c in self.clusters
         )
         """Every cluster row with the shoots whose label names it (often none, normally one)."""
+
+    @property
+    def not_evaluated(self) -> tuple[str, ...]:
+        """The kinds this pass cannot decide: their open findings are neither seen again nor resolved."""
+        return (drift_kinds.UNLABELED_SHOOT,) if self.garden_projects is None else ()
 
     def deletion_overdue(self, cluster: ClusterFacts) -> timedelta | None:
         """How long the cluster's deletion has been under way, when that is longer than the bound; else None."""

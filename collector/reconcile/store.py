@@ -22,7 +22,8 @@ from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
 from collector.reconcile.drift import Finding, JsonValue
-from collector.reconcile.observed import ClusterFacts, OrganizationFacts, ShootObservation
+from collector.reconcile.observed import ClusterFacts, ShootObservation
+from collector.reconcile.projects import OrganizationFacts
 from common.database import Query, load_queries
 
 _QUERIES = load_queries(Path(__file__).with_name("store.sql"))
@@ -97,7 +98,7 @@ async def read_clusters(conn: psycopg.AsyncConnection[Any]) -> dict[UUID, Cluste
 
 
 async def read_garden_organizations(conn: psycopg.AsyncConnection[Any]) -> list[OrganizationFacts]:
-    """Every live, non-system organization (whose garden project may hold unlabeled shoots)."""
+    """Every live, non-system organization (whose Gardener project may hold unlabeled shoots)."""
     async with conn.cursor(row_factory=tuple_row) as cur:
         await cur.execute(_QUERIES["read_garden_organizations"].sql)
         rows = await cur.fetchall()
@@ -124,9 +125,17 @@ def _details_json(details: Mapping[str, JsonValue]) -> str:
 
 
 async def store_findings(
-    conn: psycopg.AsyncConnection[Any], findings: Sequence[Finding], *, now: datetime
+    conn: psycopg.AsyncConnection[Any],
+    findings: Sequence[Finding],
+    *,
+    now: datetime,
+    not_evaluated: Sequence[str] = (),
 ) -> FindingChanges:
-    """Resolve what is no longer seen, move what is seen again, open what is new (call after `store_shoots`)."""
+    """Resolve what is no longer seen, move what is seen again, open what is new (call after `store_shoots`).
+
+    The open findings of a kind in `not_evaluated` (a rule whose input could not be read this pass)
+    are left exactly as they are: not seeing them means nothing, so they are not resolved.
+    """
     await conn.execute(_QUERIES["create_findings_stage"].sql)
     async with conn.cursor() as cur, cur.copy(_QUERIES["copy_findings"].sql) as copy:
         for f in findings:
@@ -134,7 +143,9 @@ async def store_findings(
                 (f.kind, f.subject, f.cluster_id, f.shoot_uid, f.organization_id, _details_json(f.details))
             )
     params = {"now": now}
-    resolved = await _per_kind(conn, _QUERIES["resolve_unseen_findings"], params)
+    resolved = await _per_kind(
+        conn, _QUERIES["resolve_unseen_findings"], {**params, "not_evaluated": list(not_evaluated)}
+    )
     still_open = await _per_kind(conn, _QUERIES["move_seen_findings"], params)
     opened = await _per_kind(conn, _QUERIES["open_new_findings"], params)
     return FindingChanges(opened=opened, still_open=still_open, resolved=resolved)

@@ -48,8 +48,8 @@ WHERE c.deleted IS NULL
    OR c.id IN (SELECT l.cluster_id FROM pg_temp.reconcile_listed AS l WHERE l.cluster_id IS NOT NULL)
 
 -- name: read_garden_organizations
--- Called by read_garden_organizations: every live organization but the system one; reconcile derives
--- the garden namespace of each one's Gardener project from its name and looks for unlabeled shoots there.
+-- Called by read_garden_organizations: every live organization but the system one; reconcile maps
+-- Gardener's projects to them (by label, else by name) and looks for unlabeled shoots in their namespaces.
 SELECT o.id, o.name
 FROM tenant.organizations AS o
 WHERE o.deleted IS NULL AND o.id <> tenant.system_organization_id()
@@ -146,11 +146,13 @@ CREATE TEMPORARY TABLE reconcile_findings (
 COPY pg_temp.reconcile_findings (kind, subject, cluster_id, shoot_uid, organization_id, details) FROM STDIN
 
 -- name: resolve_unseen_findings
--- Called by store_findings: open findings this pass no longer sees are resolved (never deleted).
+-- Called by store_findings: open findings this pass no longer sees are resolved (never deleted),
+-- except those of a kind the pass could not evaluate (not seen is not gone).
 WITH resolved AS (
     UPDATE tenant.drift_findings AS f
     SET resolved = GREATEST(%(now)s, f.last_detected)
     WHERE f.resolved IS NULL
+      AND f.kind <> ALL (%(not_evaluated)s::text[])
       AND NOT EXISTS (
           SELECT 1 FROM pg_temp.reconcile_findings AS n WHERE n.kind = f.kind AND n.subject = f.subject
       )

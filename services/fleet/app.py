@@ -24,9 +24,11 @@ from psycopg_pool import AsyncConnectionPool
 from common.clock import utc_now
 from services.common.auth import DcimAuthenticator, DcimTokenRules, DcimTokenValidator
 from services.common.paging import PageTokens
+from services.common.role_check import RoleNeeds
 from services.common.serving.api_server import ApiServer
 from services.common.serving.process import ApiParts, ApiShape, serving_api
 from services.common.serving.request_stack import RequestStack
+from services.fleet.queries import SQL_FILES
 from services.fleet.service import SERVICE, FleetApi, connect_app
 from services.fleet.settings import FleetSettings
 
@@ -35,6 +37,8 @@ APPLICATION_NAME = "platform-admin-api"
 SHAPE = ApiShape(
     application_name=APPLICATION_NAME,
     service=SERVICE,
+    # Ready only while the role may read every relation and execute every function its queries name.
+    role_needs=RoleNeeds.of_queries(SQL_FILES),
     # Browsers send the dcim_auth cookie (credentials); scripts send the DCIM token as a header.
     allow_credentials=True,
     extra_request_headers=("authorization",),

@@ -22,10 +22,13 @@ from fundament.overview.v1 import overview_pb2
 from psycopg_pool import AsyncConnectionPool
 
 from common.clock import utc_now
+from services.common.role_check import RoleNeeds
 from services.common.serving.api_server import ApiServer
 from services.common.serving.process import ApiParts, ApiShape, serving_api
 from services.common.serving.request_stack import RequestStack
 from services.common.singleflight import Outcome, SingleFlightCache
+from services.common.startup import DatabaseReadiness
+from services.overview import queries
 from services.overview.metrics import CACHE_LOOKUPS
 from services.overview.reader import OverviewReader
 from services.overview.service import SERVICE, OverviewApi, connect_app
@@ -38,6 +41,9 @@ FAILURE_MESSAGE = "the platform overview is unavailable right now, try again lat
 SHAPE = ApiShape(
     application_name=APPLICATION_NAME,
     service=SERVICE,
+    # Ready only while the role may execute what queries.sql calls (tenant.platform_overview()) and
+    # nothing else: no relation outside PostgreSQL's own schemas, no other function of ours.
+    role_needs=RoleNeeds.of_queries([queries.PATH], nothing_else=True),
     # Anonymous: browsers send no credentials.
     allow_credentials=False,
     # `authorization` is allowed so a console that attaches its token to every call still gets
@@ -58,6 +64,7 @@ class RunningOverview:
     pool: AsyncConnectionPool
     cache: SingleFlightCache[overview_pb2.GetPlatformOverviewResponse]
     server: ApiServer
+    readiness: DatabaseReadiness
 
 
 # One counter child per result, looked up once rather than on every call.
@@ -93,4 +100,4 @@ async def running_overview(
         return ApiParts(api, connect_app(api, stack), stack, cache.close)
 
     async with serving_api(SHAPE, settings.http, settings.database, build) as served:
-        yield RunningOverview(settings, served.pool, served.parts.implementation.cache, served.server)
+        yield RunningOverview(settings, served.pool, served.parts.implementation.cache, served.server, served.readiness)

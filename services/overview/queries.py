@@ -14,7 +14,8 @@ from psycopg.rows import class_row
 
 from common.database import load_queries
 
-QUERIES = load_queries(Path(__file__).with_name("queries.sql"))
+PATH = Path(__file__).with_name("queries.sql")
+QUERIES = load_queries(PATH)
 
 
 @dataclass(frozen=True, slots=True)

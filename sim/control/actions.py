@@ -216,6 +216,13 @@ class SimControl:
         self.sim.world.scale_pool(key, worker, nodes)
 
     @on_loop
+    def scale_pool_after_queries(self, key: str, worker: str, nodes: int, *, queries: int = 1) -> None:
+        """`scale_pool` once the shoot's Prometheus answered `queries` more queries: a change that lands
+        between two queries of one collection, deterministically (in-process tests; not over HTTP)."""
+        self.sim.world.require_shoot(key)
+        self.sim.monitoring.history.after_queries(key, queries, lambda: self.sim.world.scale_pool(key, worker, nodes))
+
+    @on_loop
     def add_pods(self, key: str, namespace: str, count: int, phase: str = "Running") -> list[str]:
         return self.sim.world.add_pods(key, namespace, count, phase)
 
@@ -265,6 +272,12 @@ class SimControl:
             region=region,
         )
         return shoot.key
+
+    @on_loop
+    def add_project(self, name: str, *, namespace: str | None = None, organization_label: str | None = None) -> None:
+        """A Gardener project the fleet does not describe (namespace default `garden-<name>`); `add_shoot`
+        with its name puts a shoot in its namespace."""
+        self.sim.world.add_project(name, namespace=namespace, organization_label=organization_label)
 
     @on_loop
     def set_kubernetes_version(self, key: str, version: str) -> None:
@@ -323,6 +336,7 @@ HTTP_ACTIONS: tuple[str, ...] = (
     "delete_shoot",
     "recreate_shoot",
     "add_shoot",
+    "add_project",
     "set_kubernetes_version",
     "bump_version",
     "hibernate",

@@ -206,6 +206,11 @@ class ControlClient:
             ),
         )
 
+    async def add_project(
+        self, name: str, *, namespace: str | None = None, organization_label: str | None = None
+    ) -> None:
+        await self.call("add_project", name=name, namespace=namespace, organization_label=organization_label)
+
     async def set_kubernetes_version(self, key: str, version: str) -> None:
         await self.call("set_kubernetes_version", key=key, version=version)
 

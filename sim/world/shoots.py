@@ -3,7 +3,8 @@
 A `ShootState` starts as the fleet's `ShootSpec` plus the workers of the shoot's cluster, and is
 replaced (never mutated) when the control API changes the world: a version bump, hibernation, a
 recreation with a new uid. The shoot's key `<project>--<name>` names its API under `/shoots/<key>`;
-Gardener forbids `--` inside project and shoot names, so the key is unambiguous.
+Gardener forbids `--` inside project and shoot names, so the key is unambiguous. The shoot lives in
+its project's namespace (`Project.spec.namespace`), which is `garden-<project>` by default only.
 """
 
 from __future__ import annotations
@@ -42,12 +43,16 @@ class WorkerSpec:
 
 @dataclass(frozen=True, slots=True)
 class ProjectRecord:
-    """A Gardener project (cluster-scoped in the garden); its namespace is `garden-<name>`."""
+    """A Gardener project (cluster-scoped in the garden, so `namespace` is empty)."""
 
     name: str
     uid: str
     created: datetime
     rv: int
+    garden_namespace: str | None = None
+    """`spec.namespace`, where the project's shoots live; None while Gardener has not created it."""
+    organization_label: str | None = None
+    """Label `fundament.io/organization-id`; None on a project Fundament does not manage."""
     namespace: str = ""
 
 
@@ -55,6 +60,7 @@ class ProjectRecord:
 class ShootState:
     name: str
     project: str
+    namespace: str  # the project's garden namespace
     uid: str
     cluster_label: str
     organization_label: str
@@ -71,10 +77,6 @@ class ShootState:
     generation: int = 1
     changed: datetime | None = None  # when the last operation last moved (None: at creation)
     cluster_labelled: bool = True  # False: no fundament.io/cluster-id label at all (an unlabeled shoot)
-
-    @property
-    def namespace(self) -> str:
-        return f"garden-{self.project}"
 
     @property
     def key(self) -> str:
@@ -120,6 +122,7 @@ def initial_state(spec: ShootSpec, workers: tuple[WorkerSpec, ...], *, healthy: 
     return ShootState(
         name=spec.name,
         project=spec.project,
+        namespace=spec.namespace,
         uid=str(spec.uid),
         cluster_label=spec.cluster_label,
         organization_label=spec.organization_label,

@@ -1,8 +1,11 @@
 """The simulated landscape: the garden's shoots and projects, and every shoot's contents.
 
 Built from a `fleet_description.model.Fleet` (the same description that seeds the database, so both
-agree, minus the drift the fleet plants on purpose). A shoot's contents are built the first time they are
-needed and then kept, so changes stick; `reset()` returns to the generated world.
+agree, minus the drift the fleet plants on purpose). The fleet's Gardener projects come first; a shoot
+of a project the fleet does not describe (an orphan's, or one added through the control API) gets a
+project of Gardener's default shape: namespace `garden-<project>`, no Fundament label. A shoot's
+contents are built the first time they are needed and then kept, so changes stick; `reset()` returns
+to the generated world.
 
 Every method runs on the server's event loop; `sim/control/actions.py` marshals callers from other threads.
 Changes raise `WorldError` (unknown shoot, pool, namespace) or `ValueError` (bad argument).
@@ -16,7 +19,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
-from fleet_description.model import Fleet
+from fleet_description.model import Fleet, GardenProjectSpec
 from sim.world import derive
 from sim.world.clock import Clock
 from sim.world.contents import ContentsError, ShootContents, build_contents
@@ -53,6 +56,7 @@ class World:
         self.shoots: Store[ShootState] = Store()
         self.projects: Store[ProjectRecord] = Store()
         self.garden_namespaces: Store[NamespaceRecord] = Store()
+        self._namespace_projects: dict[str, str] = {}  # garden namespace -> the project it belongs to
         self._contents: dict[str, ShootContents] = {}
         self._generations: dict[str, int] = {}
         self.reset()
@@ -68,28 +72,48 @@ class World:
         self.shoots = Store()
         self.projects = Store()
         self.garden_namespaces = Store()
+        self._namespace_projects.clear()
         self._contents.clear()
         self._generations.clear()
+        for project in self.fleet.garden_projects:
+            self._put_project(project)
         for spec in self.fleet.shoots:
             cluster = self.index.cluster_of(spec.cluster_label)
             healthy = cluster is None or cluster.sync is None or cluster.sync.shoot_status != "unhealthy"
             state = initial_state(spec, workers_of(self.index, cluster), healthy=healthy, rv=self.next_garden_rv())
             if self.shoots.get(state.namespace, state.name) is not None:
                 raise ValueError(f"the fleet has two shoots named {state.key!r}")
+            if self._add_project(state.project, spec.created) != state.namespace:
+                raise ValueError(f"shoot {state.key!r} is not in its project's namespace {state.namespace!r}")
             self.shoots.put(state)
-            self._add_project(state.project, spec.created)
 
-    def _add_project(self, project: str, created: datetime) -> None:
-        if self.projects.get("", project) is None:
-            uid = str(derive.stable_uuid("project", project))
-            self.projects.put(ProjectRecord(project, uid, created, self.next_garden_rv()))
-            self.garden_namespaces.put(NamespaceRecord(f"garden-{project}", None, None, self.next_garden_rv()))
+    def _put_project(self, spec: GardenProjectSpec) -> None:
+        if self.projects.get("", spec.name) is not None:
+            raise ValueError(f"the fleet describes project {spec.name!r} twice")
+        if spec.namespace in self._namespace_projects:
+            raise ValueError(f"two projects claim namespace {spec.namespace!r}")
+        uid = str(derive.stable_uuid("project", spec.name))
+        rv = self.next_garden_rv()
+        self.projects.put(ProjectRecord(spec.name, uid, spec.created, rv, spec.namespace, spec.organization_label))
+        self._namespace_projects[spec.namespace] = spec.name
+        self.garden_namespaces.put(NamespaceRecord(spec.namespace, None, None, self.next_garden_rv()))
+
+    def _add_project(self, project: str, created: datetime) -> str | None:
+        """The project's namespace; a project the fleet does not describe is made in Gardener's default shape."""
+        record = self.projects.get("", project)
+        if record is None:
+            self._put_project(GardenProjectSpec(project, f"garden-{project}", None, created))
+            return f"garden-{project}"
+        return record.garden_namespace
 
     # --- lookups -----------------------------------------------------------------------------
 
     def shoot(self, key: str) -> ShootState | None:
         project, sep, name = key.partition("--")
-        return self.shoots.get(f"garden-{project}", name) if sep else None
+        record = self.projects.get("", project) if sep else None
+        if record is None or record.garden_namespace is None:
+            return None
+        return self.shoots.get(record.garden_namespace, name)
 
     def require_shoot(self, key: str) -> ShootState:
         shoot = self.shoot(key)
@@ -105,9 +129,10 @@ class World:
             contents = self._contents[key] = build_contents(shoot, self.index, self.profile)
         return contents
 
-    def project_created(self, project: str) -> datetime:
-        record = self.projects.get("", project)
-        return record.created if record is not None else self.clock.now()
+    def project_of_namespace(self, namespace: str) -> ProjectRecord | None:
+        """The project whose `spec.namespace` is this garden namespace."""
+        project = self._namespace_projects.get(namespace)
+        return self.projects.get("", project) if project is not None else None
 
     # --- garden changes ----------------------------------------------------------------------
 
@@ -155,10 +180,14 @@ class World:
         if self.shoot(key) is not None:
             raise ValueError(f"shoot {key!r} already exists")
         now = self.clock.now()
+        namespace = self._add_project(project, now)
+        if namespace is None:
+            raise ValueError(f"project {project!r} has no namespace yet")
         cluster = self.index.cluster_of(cluster_label)
         shoot = ShootState(
             name=name,
             project=project,
+            namespace=namespace,
             uid=str(derive.stable_uuid("added", key, self.garden_rv)),
             cluster_label=cluster_label,
             organization_label=organization_label,
@@ -174,8 +203,19 @@ class World:
             rv=self.next_garden_rv(),
         )
         self.shoots.put(shoot)
-        self._add_project(project, now)
         return shoot
+
+    def add_project(self, name: str, *, namespace: str | None = None, organization_label: str | None = None) -> None:
+        """A Gardener project the fleet does not describe, in `namespace` (default `garden-<name>`),
+        labelled `fundament.io/organization-id` when `organization_label` is given."""
+        if "--" in name or "/" in name or not name:
+            raise ValueError(f"{name!r} cannot name a project (empty, '--' or '/')")
+        if self.projects.get("", name) is not None:
+            raise ValueError(f"project {name!r} already exists")
+        garden_namespace = namespace or f"garden-{name}"
+        if garden_namespace in self._namespace_projects:
+            raise ValueError(f"namespace {garden_namespace!r} already belongs to a project")
+        self._put_project(GardenProjectSpec(name, garden_namespace, organization_label, self.clock.now()))
 
     def set_kubernetes_version(self, key: str, version: str) -> ShootState:
         shoot = self.require_shoot(key)

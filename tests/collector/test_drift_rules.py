@@ -9,7 +9,14 @@ from uuid import UUID, uuid4
 import pytest
 
 from collector.reconcile.drift import KIND_IDS, KINDS, Finding, find_drift, minor_version
-from collector.reconcile.observed import ClusterFacts, Observed, OrganizationFacts, ShootObservation, UnlabeledShoot
+from collector.reconcile.observed import ClusterFacts, Observed, ShootObservation, UnlabeledShoot
+from collector.reconcile.projects import (
+    GardenProject,
+    MalformedProject,
+    OrganizationFacts,
+    observe_project,
+    project_owners,
+)
 from common.labels import parse_id_label
 from common.organizations import SYSTEM_ORGANIZATION_ID
 
@@ -55,7 +62,9 @@ def shoot(uid: UUID = SHOOT, **changes: object) -> ShootObservation:
 
 
 ACME = OrganizationFacts(id=ORG, name="Acme Corp")
-"""Its Gardener project is `acmeco563e` (Fundament's naming contract), namespace `garden-acmeco563e`."""
+"""Fundament names its Gardener project `acmeco563e` (the naming contract)."""
+ACME_PROJECT = GardenProject(name="acmeco563e", namespace="garden-acmeco563e", organization_label=str(ORG))
+"""ACME's project as Fundament creates it: labelled, in Gardener's default namespace."""
 HANDMADE = UUID("66666666-6666-4666-8666-666666666666")
 
 
@@ -65,29 +74,187 @@ def unlabeled(uid: UUID = HANDMADE, namespace: str = "garden-acmeco563e") -> Unl
 
 
 def test_an_unlabeled_shoot_in_a_live_organizations_project_is_a_finding() -> None:
-    world = Observed([shoot()], {CLUSTER: cluster()}, unlabeled=[unlabeled()], organizations=[ACME])
+    world = Observed(
+        [shoot()], {CLUSTER: cluster()}, unlabeled=[unlabeled()], organizations=[ACME], projects=[ACME_PROJECT]
+    )
     findings = find_drift(world)
     assert [(f.kind, f.subject) for f in findings] == [("unlabeled_shoot", str(HANDMADE))]
+    assert world.not_evaluated == ()
     finding = findings[0]
     assert (finding.cluster_id, finding.shoot_uid, finding.organization_id) == (None, None, ORG)
     assert finding.details["shoot"] == {"uid": str(HANDMADE), "namespace": "garden-acmeco563e", "name": "handmade"}
     assert finding.details["organization"] == {"id": str(ORG), "name": "Acme Corp"}
+    assert finding.details["project"] == {"name": "acmeco563e", "namespace": "garden-acmeco563e", "matched_by": "label"}
     assert finding.details["shoot_created"] == "2026-01-01T00:00:00Z"
 
 
+def project(
+    name: str = "acmeco563e", namespace: str | None = "garden-acmeco563e", label: str | None = str(ORG)
+) -> GardenProject:
+    return GardenProject(name=name, namespace=namespace, organization_label=label)
+
+
+OTHER = OrganizationFacts(id=OTHER_ORG, name="Other Org")
+
+
+# (case, projects, organizations, the shoot's namespace, the owner found and how; None: no finding)
+PROJECT_CASES: list[tuple[str, list[GardenProject], list[OrganizationFacts], str, tuple[UUID, str] | None]] = [
+    ("labelled, default namespace", [project()], [ACME], "garden-acmeco563e", (ORG, "label")),
+    (
+        "labelled, a namespace not named after the project: only the Project tells",
+        [project(namespace="garden-adopted")],
+        [ACME],
+        "garden-adopted",
+        (ORG, "label"),
+    ),
+    (
+        "labelled, and the conventional namespace is someone else's",
+        [project(namespace="garden-adopted")],
+        [ACME],
+        "garden-acmeco563e",
+        None,
+    ),
+    (
+        "the label is any spelling of the id",
+        [project(label=str(ORG).upper())],
+        [ACME],
+        "garden-acmeco563e",
+        (ORG, "label"),
+    ),
+    (
+        "the label decides, whatever the name",
+        [project(name="whatever", namespace="garden-x", label=str(ORG))],
+        [ACME],
+        "garden-x",
+        (ORG, "label"),
+    ),
+    ("no namespace yet: skipped", [project(namespace=None)], [ACME], "garden-acmeco563e", None),
+    (
+        "no label, named as Fundament names it: matched by name",
+        [project(label=None)],
+        [ACME],
+        "garden-acmeco563e",
+        (ORG, "name"),
+    ),
+    (
+        "no label, named as Fundament names it, in another namespace",
+        [project(label=None, namespace="garden-elsewhere")],
+        [ACME],
+        "garden-elsewhere",
+        (ORG, "name"),
+    ),
+    (
+        "no label, but a labelled project of the organization exists: Fundament uses that one",
+        [project(label=None), project(name="acmenew001", namespace="garden-acmenew001")],
+        [ACME],
+        "garden-acmeco563e",
+        None,
+    ),
+    (
+        "a labelled project without its namespace yet still is the one Fundament uses",
+        [project(label=None), project(name="acmenew001", namespace=None)],
+        [ACME],
+        "garden-acmeco563e",
+        None,
+    ),
+    (
+        "no label, another name: another team's project",
+        [project(name="someteam1", label=None)],
+        [ACME],
+        "garden-acmeco563e",
+        None,
+    ),
+    (
+        "a label that is no UUID: nobody's, the name is not consulted",
+        [project(label="acme")],
+        [ACME],
+        "garden-acmeco563e",
+        None,
+    ),
+    ("an empty label: nobody's", [project(label="")], [ACME], "garden-acmeco563e", None),
+    ("labelled for an organization that is not live", [project()], [OTHER], "garden-acmeco563e", None),
+    ("the organization is deleted (or never existed)", [project()], [], "garden-acmeco563e", None),
+    ("the old, made-up namespace is not the project's", [project()], [ACME], "garden-acme", None),
+    (
+        "labelled for another organization, though named after this one",
+        [project(label=str(OTHER_ORG))],
+        [ACME, OTHER],
+        "garden-acmeco563e",
+        (OTHER_ORG, "label"),
+    ),
+    ("no project at all", [], [ACME], "garden-acmeco563e", None),
+]
+
+
 @pytest.mark.parametrize(
-    ("namespace", "organizations"),
+    ("projects", "organizations", "namespace", "owner"),
+    [c[1:] for c in PROJECT_CASES],
+    ids=[c[0] for c in PROJECT_CASES],
+)
+def test_unlabeled_shoots_are_mapped_to_organizations_through_gardeners_projects(
+    projects: list[GardenProject],
+    organizations: list[OrganizationFacts],
+    namespace: str,
+    owner: tuple[UUID, str] | None,
+) -> None:
+    world = Observed([], {}, unlabeled=[unlabeled(namespace=namespace)], organizations=organizations, projects=projects)
+    findings = find_drift(world)
+    if owner is None:
+        assert findings == []
+        return
+    (finding,) = findings
+    assert finding.organization_id == owner[0]
+    organization = finding.details["organization"]
+    assert isinstance(organization, dict)
+    assert organization["id"] == str(owner[0])
+    assert organization["name"] == {ORG: "Acme Corp", OTHER_ORG: "Other Org"}[owner[0]]
+    found_by = finding.details["project"]
+    assert isinstance(found_by, dict)
+    assert (found_by["namespace"], found_by["matched_by"]) == (namespace, owner[1])
+
+
+def test_the_mapping_does_not_depend_on_the_listing_order() -> None:
+    # Two projects claim one namespace (Gardener forbids it; the rule must not flip-flop anyway).
+    projects = [project(label=None), project(name="zzz", label=str(ORG)), project(name="aaa", label=str(ORG))]
+    owners = [project_owners(order, [ACME]) for order in (projects, list(reversed(projects)))]
+    assert owners[0] == owners[1]
+    assert (owners[0]["garden-acmeco563e"].project, owners[0]["garden-acmeco563e"].matched_by) == ("aaa", "label")
+
+
+def test_without_a_project_listing_the_unlabeled_rule_is_not_evaluated() -> None:
+    """Could not list the projects is not "there are none": the rule says nothing, and says so."""
+    world = Observed([shoot()], {CLUSTER: cluster()}, unlabeled=[unlabeled()], organizations=[ACME], projects=None)
+    assert find_drift(world) == []
+    assert world.not_evaluated == ("unlabeled_shoot",)
+    listed_none = Observed([], {}, unlabeled=[unlabeled()], organizations=[ACME], projects=[])
+    assert listed_none.not_evaluated == ()
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
     [
-        ("garden-someoneelse", [ACME]),  # not a Fundament project: not Fundament's business
-        ("garden-acmeco563e", []),  # the organization is deleted (or never existed): not read as live
-        ("garden-acme", [ACME]),  # the old, made-up project name is not the contract's
+        (
+            {
+                "metadata": {"name": "acmeco563e", "labels": {"fundament.io/organization-id": str(ORG)}},
+                "spec": {"namespace": "garden-x"},
+            },
+            GardenProject("acmeco563e", "garden-x", str(ORG)),
+        ),
+        ({"metadata": {"name": "p"}, "spec": {}}, GardenProject("p", None, None)),
+        ({"metadata": {"name": "p"}, "spec": {"namespace": ""}}, GardenProject("p", None, None)),
+        ({"metadata": {"name": "p", "labels": None}}, GardenProject("p", None, None)),
     ],
 )
-def test_an_unlabeled_shoot_outside_live_organizations_projects_is_no_finding(
-    namespace: str, organizations: list[OrganizationFacts]
+def test_a_listed_project_is_read_for_its_name_namespace_and_label(
+    obj: dict[str, object], expected: GardenProject
 ) -> None:
-    world = Observed([], {}, unlabeled=[unlabeled(namespace=namespace)], organizations=organizations)
-    assert find_drift(world) == []
+    assert observe_project(obj) == expected
+
+
+@pytest.mark.parametrize("obj", [{}, {"metadata": {}}, {"metadata": {"name": ""}}, {"metadata": "x"}])
+def test_a_project_without_a_name_makes_the_listing_untrusted(obj: dict[str, object]) -> None:
+    with pytest.raises(MalformedProject):
+        observe_project(obj)
 
 
 def kinds_of(shoots: list[ShootObservation], clusters: list[ClusterFacts]) -> list[tuple[str, str]]:
@@ -315,6 +482,7 @@ def test_every_finding_says_what_was_expected_and_observed() -> None:
         {c.id: c for c in [cluster(), deleted, missing]},
         unlabeled=[unlabeled()],
         organizations=[ACME],
+        projects=[ACME_PROJECT],
     )
     findings = find_drift(world)
     assert {f.kind for f in findings} == set(KIND_IDS)

@@ -119,6 +119,28 @@ async def test_without_the_pool_label_the_pools_keep_their_counts(
     assert pools_after == pools_before, "nodes that cannot be told apart by pool say nothing about any pool"
 
 
+async def test_a_change_between_two_queries_of_a_collection_neither_fails_nor_mixes_it(
+    monitoring_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase
+) -> None:
+    """Every query of one collection is evaluated at one time: fleet-sim adds 20 nodes right after its
+    first answer, and the collection stores the world as it was, every number from that one state."""
+    [cluster] = await monitoring_collector.few(1)
+    key = shoot_key_of(sim, cluster.id)
+    before = sim.control.expected(key)
+    worker = sim.control.shoot(key).workers[0]
+    sim.control.scale_pool_after_queries(key, worker.name, worker.minimum + 20, queries=1)
+    sim.control.clear_requests()
+    summary = await monitoring_collector.round([cluster])
+    assert summary.collected == 1, [r.error for r in summary.results]
+    assert sim.control.expected(key).nodes == before.nodes + 20, "the change landed during the collection"
+    assert_stored_equals_expected(sim_database, cluster.id, before, ledger=False)
+    times = {r.query.get("time") for r in sim.control.requests(key) if r.extra.get("api") == "prometheus"}
+    assert len(times) == 1 and None not in times, times
+    sim.control.advance_clock(60)
+    await monitoring_collector.round([cluster])
+    assert_stored_equals_expected(sim_database, cluster.id, sim.control.expected(key), ledger=False)
+
+
 async def test_no_shoot_credential_is_minted_and_secrets_are_read_once_per_ttl(
     monitoring_collector: Collector, sim: SimUnderTest
 ) -> None:

@@ -26,9 +26,12 @@ from psycopg_pool import AsyncConnectionPool
 from collector.kube.client import garden_client
 from collector.kube.errors import Gone, KubeError, ServerError, Timeout
 from collector.kube.garden import RealGardener
+from collector.mock import MockGardener
 from collector.reconcile.drift import KIND_IDS
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
 from common.database import make_pool
+from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
+from common.naming import garden_namespace, project_name
 from common.settings import DatabaseSettings
 from db import provisioning
 from db.seed.write import write_fleet
@@ -407,6 +410,9 @@ class FailingSecondListing:
             self._setup.sim.control.fault("garden", "server_error")
         return await self._real.list_shoots(label_selector=label_selector, page_size=page_size)
 
+    async def list_projects(self, *, page_size: int = 500) -> Any:
+        return await self._real.list_projects(page_size=page_size)
+
 
 async def test_a_listing_of_unlabeled_shoots_that_fails_records_nothing(setup: Setup, loop: ReconcileLoop) -> None:
     await loop.run_once()
@@ -422,6 +428,99 @@ async def test_a_listing_of_unlabeled_shoots_that_fails_records_nothing(setup: S
         await real.close()
     # Not even the mirror of the first (good) listing, nor the heartbeat: the pass is whole or nothing.
     assert setup.snapshot() == before
+
+
+# --- unlabeled shoots are found through Gardener's Project objects --------------------------------
+
+
+async def test_an_unlabeled_shoot_is_found_through_its_project_in_a_namespace_not_named_after_it(setup: Setup) -> None:
+    """Organization 0's project lives in a namespace that is not `garden-<project>` (the fleet plants
+    it so): only its Project's spec.namespace says the planted unlabeled shoot is Fundament's."""
+    fleet = setup.sim.fleet
+    owner = fleet.organizations[0]
+    planted = fleet.notes["drift.unlabeled_shoot"]
+    (spec,) = [s for s in fleet.shoots if str(s.uid) == planted]
+    assert spec.namespace == fleet.notes["planted.adopted_project_namespace"]
+    assert spec.namespace != garden_namespace(owner.name)  # the convention would miss it
+    async with setup.loop(page_size=3) as loop:
+        summary = await loop.run_once()
+    assert summary.opened["unlabeled_shoot"] == 1
+    assert summary.not_evaluated == {}
+    assert summary.projects_listed == len(fleet.garden_projects) + len(
+        {s.project for s in fleet.shoots} - {p.name for p in fleet.garden_projects}
+    )
+    (finding,) = [f for f in setup.findings() if f["kind"] == "unlabeled_shoot"]
+    assert (finding["subject"], finding["organization_id"], finding["resolved"]) == (planted, owner.id, None)
+    details = finding["details"]
+    assert details["organization"] == {"id": str(owner.id), "name": owner.name}
+    assert details["project"] == {"name": project_name(owner.name), "namespace": spec.namespace, "matched_by": "label"}
+    assert details["shoot"] == {"uid": planted, "namespace": spec.namespace, "name": spec.name}
+    # Projects are listed as shoots are: in pages of the pass's page size, limit/continue.
+    projects = [r for r in setup.sim.control.requests("garden") if r.resource == "projects"]
+    assert {r.query["limit"] for r in projects} == {"3"}
+    assert "continue" in projects[-1].query
+
+
+async def test_an_unlabeled_shoot_in_a_namespace_named_by_the_convention_but_not_fundaments_is_left_alone(
+    setup: Setup, loop: ReconcileLoop
+) -> None:
+    """Organization 0's project lives elsewhere, so `garden-<its project>` is free for another team's
+    project: a shoot there is not Fundament's, however its namespace is named (or it is labelled)."""
+    await loop.run_once()
+    owner = setup.sim.fleet.organizations[0]
+    setup.sim.control.add_project("someteam", namespace=garden_namespace(owner.name))
+    key = setup.sim.control.add_shoot("someteam", "byhand", cluster_label="", organization_label=str(owner.id))
+    setup.sim.control.set_cluster_labelled(key, False)
+    assert setup.sim.control.shoot(key).namespace == garden_namespace(owner.name)
+    summary = await loop.run_once()
+    assert summary.shoots_unlabeled == 2
+    assert summary.opened["unlabeled_shoot"] == 0
+    assert ("unlabeled_shoot", setup.sim.control.shoot(key).uid) not in setup.open_findings()
+
+
+@pytest.mark.parametrize("fault", ["server_error", "forbidden", "malformed", "hang"])
+async def test_a_failed_project_listing_leaves_the_unlabeled_rule_unevaluated(setup: Setup, fault: str) -> None:
+    """Could not list the projects is never "there are none": the unlabeled-shoot findings stay open
+    as they were, no new one opens, and the rest of the pass is stored as usual."""
+    async with setup.loop(timeout_seconds=0.5) as loop:
+        await loop.run_once()
+        planted = setup.sim.fleet.notes["drift.unlabeled_shoot"]
+        (before,) = [f for f in setup.findings() if f["kind"] == "unlabeled_shoot"]
+        assert before["subject"] == planted
+        # In the failing pass: the planted shoot is gone (evaluated, its finding would resolve), another
+        # shoot of an organization's project loses its label (evaluated, it would open), a version moves.
+        (planted_shoot,) = setup.sim.shoots(lambda s: s.uid == planted)
+        setup.sim.control.delete_shoot(planted_shoot.key)
+        stripped = cause_unlabeled(setup)
+        bumped = scenario_shoot(setup.sim, "unhealthy")
+        setup.sim.control.bump_version(bumped.key)
+        setup.sim.control.fault("garden", fault, resource="projects", seconds=5 if fault == "hang" else 0.0)
+        summary = await loop.run_once()
+    assert summary.projects_listed is None
+    assert list(summary.not_evaluated) == ["unlabeled_shoot"]
+    assert "could not list Gardener's projects" in summary.not_evaluated["unlabeled_shoot"]
+    assert summary.opened["unlabeled_shoot"] == summary.resolved["unlabeled_shoot"] == 0
+    assert summary.open_now["unlabeled_shoot"] == 1
+    (kept,) = [f for f in setup.findings() if f["kind"] == "unlabeled_shoot"]
+    assert (kept["id"], kept["resolved"]) == (before["id"], None)
+    assert kept["last_detected"] == before["last_detected"]  # not seen again: it was not looked for
+    assert ("unlabeled_shoot", stripped) not in setup.open_findings()
+    # The other rules ran and the pass was stored, its summary saying what it could not evaluate.
+    assert summary.opened["version_mismatch"] == 1
+    assert ("version_mismatch", bumped.cluster_label) in setup.open_findings()
+    with setup.admin() as admin:
+        row = admin.execute("SELECT details FROM tenant.worker_heartbeats WHERE loop = 'reconcile'").fetchone()
+    assert row is not None
+    assert list(row[0]["not_evaluated"]) == ["unlabeled_shoot"]
+    assert row[0]["projects"] == {"listed": None}
+    # With the projects listed again, the rule decides: the gone shoot's finding resolves, the new one opens.
+    setup.sim.control.clear_faults()
+    async with setup.loop() as loop:
+        summary = await loop.run_once()
+    assert summary.not_evaluated == {}
+    assert (summary.resolved["unlabeled_shoot"], summary.opened["unlabeled_shoot"]) == (1, 1)
+    assert setup.open_findings() >= {("unlabeled_shoot", stripped)}
+    assert ("unlabeled_shoot", planted) not in setup.open_findings()
 
 
 # --- no false findings ----------------------------------------------------------------------------
@@ -683,3 +782,20 @@ async def test_the_bound_is_configurable(setup: Setup) -> None:
     assert ("shoot_of_deleted_cluster", str(shoot.uid)) in setup.open_findings()
     with pytest.raises(ValueError, match="deletion_timeout_seconds"):
         ReconcileLoop(pool=setup.pool, gardener=None, interval_seconds=1, deletion_timeout_seconds=0)  # type: ignore[arg-type]
+
+
+async def test_the_mock_garden_lists_each_organizations_project(setup: Setup) -> None:
+    """GARDENER_MODE=mock: the garden is the database's, its projects as Fundament creates them, so the
+    unlabeled-shoot rule is evaluated (and finds nothing: the mock garden has no unlabeled shoot)."""
+    mock = MockGardener(setup.pool)
+    projects = await mock.list_projects()
+    owners = {p["metadata"]["labels"][ORGANIZATION_ID_LABEL] for p in projects}
+    assert {p["spec"]["namespace"] for p in projects} == {
+        s["metadata"]["namespace"] for s in await mock.list_shoots(label_selector=CLUSTER_ID_LABEL)
+    }
+    assert str(setup.sim.fleet.organizations[0].id) in owners
+    loop = ReconcileLoop(pool=setup.pool, gardener=mock, interval_seconds=300, clock=SteppingClock())
+    summary = await loop.run_once()
+    assert summary.not_evaluated == {}
+    assert summary.projects_listed == len(projects)
+    assert summary.opened["unlabeled_shoot"] == summary.shoots_unlabeled == 0

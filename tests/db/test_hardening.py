@@ -50,7 +50,7 @@ WORKER_UPDATE_COLUMNS = {
         "last_error_at",
     },
     "node_pool_snapshots": {"cluster_id", "observed", "nodes", "ready_nodes"},
-    "namespace_snapshots": {"cluster_id", "observed", "pods"},
+    "namespace_snapshots": {"cluster_id", "observed", "pods", "unread_reason", "unread_at"},
     "worker_heartbeats": {"last_completed", "interval_seconds", "details"},
     "gardener_shoots": {
         "name",

@@ -114,3 +114,30 @@ async def test_the_process_takes_its_bounds_from_the_environment(shared_fleet_ap
         assert answer.startswith(b"HTTP/1.1 400 ")
         entry = await proc.wait_for_log("refused invalid_argument: a header value is not UTF-8")
         assert entry["procedure"] == SUMMARY_PATH and entry["http_status"] == 400
+
+
+async def test_started_with_the_public_role_it_is_not_ready_and_says_why(database: TestDatabase) -> None:
+    """Before, /readyz was 200 with a role that can read none of what the staff API reads."""
+    public_role = "fun_platform_public_api"
+    async with started(SCRIPT, environment(database.dsn(public_role))) as proc:
+        await proc.wait_for_log("listening", prefix=True)
+        async with httpx.AsyncClient(base_url=proc.http, timeout=30) as client:
+            readyz = await client.get("/readyz")
+            metrics = (await client.get("/metrics")).text
+    assert readyz.status_code == 503
+    verdicts = [entry for entry in proc.log if entry["message"] in ("ready", "not ready")]
+    assert [entry["message"] for entry in verdicts] == ["not ready"]
+    assert readyz.text.startswith(f"not ready: role {public_role} cannot read tenant.cluster_listing, ")
+    for needed in ("tenant.staff_clusters", "tenant.organizations", "tenant.namespace_name_prefix(text,uuid)"):
+        assert needed in readyz.text
+    assert verdicts[0]["reasons"] == ["role_missing_privilege"]
+    assert "\nfleet_api_ready 0.0\n" in metrics
+
+
+async def test_started_correctly_it_is_ready(database: TestDatabase) -> None:
+    async with started(SCRIPT, environment(database.dsn(ROLE))) as proc:
+        await proc.wait_for_log("listening", prefix=True)
+        async with httpx.AsyncClient(base_url=proc.http, timeout=30) as client:
+            readyz = await client.get("/readyz")
+    assert (readyz.status_code, readyz.text) == (200, "ready\n")
+    assert [entry["role"] for entry in proc.log if entry["message"] == "ready"] == [ROLE]

@@ -1,8 +1,8 @@
 """platform-public-api while its database goes away and comes back (a throwaway server of its own).
 
 The database is stopped under a running service: every call answers UNAVAILABLE, each one tries the
-database again (a failure is never kept), and once the server is started again the very next call
-succeeds, without restarting the service.
+database again (a failure is never kept), /readyz stays ready, and once the server is started again
+the very next call succeeds, without restarting the service.
 """
 
 from __future__ import annotations
@@ -60,6 +60,9 @@ async def test_database_stopped_is_unavailable_uncached_and_restarted_serves_the
         # Each of the four calls went to the database again: nothing failed was kept.
         assert reads("error") + reads("cancelled") - failed_before == 4
         assert not running.cache.reading
+        # An outage is no verdict on the role: the replica stays ready, even once its check runs again.
+        assert not (await running.readiness.check_now()).ready
+        assert (await endpoints.http.get("/readyz")).status_code == 200
 
         await asyncio.to_thread(own_server.start)
         for name in ("connect-get-json", "grpc"):

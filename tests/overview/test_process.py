@@ -17,10 +17,11 @@ import pytest
 from db.embedded import free_port
 from tests.fixtures.overview import PATH, ROLE, World
 from tests.fixtures.postgres import TestDatabase
-from tests.fixtures.service_process import run_to_exit, started
+from tests.fixtures.service_process import ServiceProcess, run_to_exit, started
 from tests.fixtures.waiting import eventually_async
 
 SCRIPT = "platform-public-api"
+STAFF_ROLE = "fun_platform_admin_api"
 
 
 def environment(dsn: str, **extra: str) -> dict[str, str]:
@@ -128,3 +129,59 @@ async def test_a_port_in_use_is_refused_naming_it_and_the_process_exits(database
     assert rc == 1
     refusal = [json.loads(line) for line in stderr.splitlines() if '"refusing to start"' in line]
     assert refusal and f"{variable} 127.0.0.1:{env[variable]}: cannot listen" in str(refusal[0]["error"])
+
+
+def verdict_logged(running: ServiceProcess, message: str) -> dict[str, object]:
+    """The one readiness verdict the process logged before it listened: `ready` or `not ready`."""
+    verdicts = [entry for entry in running.log if entry["message"] in ("ready", "not ready")]
+    assert [entry["message"] for entry in verdicts] == [message]
+    return verdicts[0]
+
+
+async def test_started_with_the_staff_role_it_is_not_ready_and_says_why(database: TestDatabase) -> None:
+    """Before, this role made /readyz 200 and every call UNAVAILABLE: it cannot run the one function."""
+    async with started(SCRIPT, environment(database.dsn(STAFF_ROLE))) as running:
+        await running.wait_for_log("listening")
+        async with httpx.AsyncClient(base_url=running.http, timeout=30) as client:
+            readyz = await client.get("/readyz")
+            metrics = (await client.get("/metrics")).text
+    assert readyz.status_code == 503
+    verdict = verdict_logged(running, "not ready")
+    assert readyz.text.startswith(f"not ready: role {STAFF_ROLE} cannot execute tenant.platform_overview();")
+    # The staff role reads tables too, which the public role must not: said as well.
+    assert "; has privileges it must not have on tenant." in readyz.text
+    assert "; may execute what it must not: tenant." in readyz.text
+    assert verdict["reason"] == readyz.text.removeprefix("not ready: ").rstrip("\n")
+    assert verdict["reasons"] == ["role_missing_privilege", "role_excess_privilege"]
+    assert "\nfleet_api_ready 0.0\n" in metrics
+    assert 'fleet_api_readiness_failures_total{reason="role_missing_privilege"} 1.0' in metrics
+    assert 'fleet_api_readiness_failures_total{reason="role_excess_privilege"} 1.0' in metrics
+
+
+async def test_a_public_role_that_may_also_read_a_table_is_not_ready_and_says_why(database: TestDatabase) -> None:
+    # In this test's own database only: the role can run the overview, and read one table besides.
+    with database.admin() as conn:
+        conn.execute(f"GRANT SELECT ON tenant.organizations TO {ROLE}")
+    async with started(SCRIPT, environment(database.dsn(ROLE))) as running:
+        await running.wait_for_log("listening")
+        async with httpx.AsyncClient(base_url=running.http, timeout=30) as client:
+            readyz = await client.get("/readyz")
+            metrics = (await client.get("/metrics")).text
+    assert readyz.status_code == 503
+    verdict = verdict_logged(running, "not ready")
+    assert readyz.text == f"not ready: role {ROLE} has privileges it must not have on tenant.organizations\n"
+    assert verdict["reasons"] == ["role_excess_privilege"]
+    assert 'fleet_api_readiness_failures_total{reason="role_excess_privilege"} 1.0' in metrics
+    assert 'fleet_api_readiness_failures_total{reason="role_missing_privilege"} 0.0' in metrics
+
+
+async def test_started_correctly_it_is_ready_and_logs_its_role(database: TestDatabase) -> None:
+    async with started(SCRIPT, environment(database.dsn(ROLE))) as running:
+        await running.wait_for_log("listening")
+        async with httpx.AsyncClient(base_url=running.http, timeout=30) as client:
+            readyz = await client.get("/readyz")
+            metrics = (await client.get("/metrics")).text
+    assert (readyz.status_code, readyz.text) == (200, "ready\n")
+    assert verdict_logged(running, "ready")["role"] == ROLE
+    assert "\nfleet_api_ready 1.0\n" in metrics
+    assert 'fleet_api_readiness_failures_total{reason="role_missing_privilege"} 0.0' in metrics

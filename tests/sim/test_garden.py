@@ -12,6 +12,7 @@ import yaml
 from kubernetes import client as kubernetes_client
 from kubernetes.client.exceptions import ApiException
 
+from common import naming
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
 from common.naming import worker_name
 from sim.api.credentials.kubeconfig import kubeconfig, to_yaml
@@ -57,9 +58,9 @@ def test_every_shoot_of_the_fleet_is_listed_with_its_labels_and_spec(sim: SimUnd
     shoots = list_shoots(sim.garden_client())
     assert shoots["kind"] == "ShootList"
     listed = {(s["metadata"]["namespace"], s["metadata"]["name"]): s for s in shoots["items"]}
-    assert set(listed) == {(f"garden-{s.project}", s.name) for s in sim.fleet.shoots}
+    assert set(listed) == {(s.namespace, s.name) for s in sim.fleet.shoots}
     for spec in sim.fleet.shoots:
-        shoot = listed[(f"garden-{spec.project}", spec.name)]
+        shoot = listed[(spec.namespace, spec.name)]
         assert shoot["metadata"]["uid"] == str(spec.uid)
         if spec.cluster_labelled:
             assert shoot["metadata"]["labels"][CLUSTER_ID_LABEL] == spec.cluster_label
@@ -126,12 +127,12 @@ def test_a_shoot_loses_its_cluster_label_and_gets_it_back(sim: SimUnderTest) -> 
 
 
 def test_shoots_of_one_project_namespace(sim: SimUnderTest) -> None:
-    project = sim.fleet.shoots[0].project
+    namespace = sim.fleet.shoots[0].namespace
     items = client.CustomObjectsApi(sim.garden_client()).list_namespaced_custom_object(
-        GROUP, VERSION, f"garden-{project}", "shoots"
+        GROUP, VERSION, namespace, "shoots"
     )["items"]
     assert sorted(s["metadata"]["name"] for s in items) == sorted(
-        s.name for s in sim.fleet.shoots if s.project == project
+        s.name for s in sim.fleet.shoots if s.namespace == namespace
     )
 
 
@@ -323,14 +324,103 @@ def test_deleting_a_shoot_removes_it_from_the_garden_and_its_api(sim: SimUnderTe
     assert caught.value.status == 404
 
 
+def list_projects(api: kubernetes_client.ApiClient, **kwargs: Any) -> dict[str, Any]:
+    result: dict[str, Any] = client.CustomObjectsApi(api).list_cluster_custom_object(
+        GROUP, VERSION, "projects", **kwargs
+    )
+    return result
+
+
 def test_projects_and_project_namespaces_are_served(sim: SimUnderTest) -> None:
-    projects = client.CustomObjectsApi(sim.garden_client()).list_cluster_custom_object(GROUP, VERSION, "projects")[
-        "items"
+    answer = list_projects(sim.garden_client())
+    assert answer["kind"] == "ProjectList"
+    projects = {p["metadata"]["name"]: p for p in answer["items"]}
+    described = {p.name: p for p in sim.fleet.garden_projects}
+    # One per organization (the system one too), as the fleet describes them; a shoot's project the
+    # fleet does not describe (the orphans') in Gardener's default shape, without Fundament's label.
+    assert set(projects) == set(described) | {s.project for s in sim.fleet.shoots}
+    for name, project in projects.items():
+        assert "namespace" not in project["metadata"]
+        assert project["status"]["phase"] == "Ready"
+        spec = described.get(name)
+        labels = project["metadata"].get("labels") or {}
+        if spec is None:
+            assert project["spec"]["namespace"] == f"garden-{name}"
+            assert ORGANIZATION_ID_LABEL not in labels
+        else:
+            assert project["spec"]["namespace"] == spec.namespace
+            assert labels[ORGANIZATION_ID_LABEL] == spec.organization_label
+    organizations = {str(o.id) for o in sim.fleet.organizations}
+    assert organizations <= {p.organization_label for p in described.values()}
+    # Every shoot lives in its project's namespace.
+    for shoot in sim.fleet.shoots:
+        assert projects[shoot.project]["spec"]["namespace"] == shoot.namespace
+    namespaces = {n.metadata.name: n for n in client.CoreV1Api(sim.garden_client()).list_namespace().items}
+    assert set(namespaces) == {p["spec"]["namespace"] for p in projects.values()}
+    for project in projects.values():
+        labels = namespaces[project["spec"]["namespace"]].metadata.labels
+        assert labels["project.gardener.cloud/name"] == project["metadata"]["name"]
+
+
+def test_one_organizations_project_adopted_a_namespace_not_named_after_it(sim: SimUnderTest) -> None:
+    """Only the Project's spec.namespace says where organization 0's shoots live (a deterministic plant)."""
+    owner = sim.fleet.organizations[0]
+    project_name = naming.project_name(owner.name)
+    (project,) = list_projects(sim.garden_client(), field_selector=f"metadata.name={project_name}")["items"]
+    namespace = project["spec"]["namespace"]
+    assert namespace == sim.fleet.notes["planted.adopted_project_namespace"]
+    assert namespace != naming.garden_namespace(owner.name)
+    assert project["metadata"]["labels"][ORGANIZATION_ID_LABEL] == str(owner.id)
+    shoots = list_shoots(sim.garden_client(), label_selector=f"{ORGANIZATION_ID_LABEL}={owner.id}")["items"]
+    in_project = {
+        s["metadata"]["name"] for s in shoots if s["metadata"]["labels"]["project.gardener.cloud/name"] == project_name
+    }
+    assert in_project
+    assert {s["metadata"]["namespace"] for s in shoots if s["metadata"]["name"] in in_project} == {namespace}
+    # The planted unlabeled shoot is one of them.
+    unlabelled = list_shoots(sim.garden_client(), label_selector=f"!{CLUSTER_ID_LABEL}")["items"]
+    assert [(s["metadata"]["namespace"], s["metadata"]["uid"]) for s in unlabelled] == [
+        (namespace, sim.fleet.notes["drift.unlabeled_shoot"])
     ]
-    assert {p["metadata"]["name"] for p in projects} == {s.project for s in sim.fleet.shoots}
-    assert all(p["spec"]["namespace"] == f"garden-{p['metadata']['name']}" for p in projects)
-    namespaces = client.CoreV1Api(sim.garden_client()).list_namespace().items
-    assert {n.metadata.name for n in namespaces} == {f"garden-{s.project}" for s in sim.fleet.shoots}
+    # And the conventional namespace does not exist at all.
+    names = {n.metadata.name for n in client.CoreV1Api(sim.garden_client()).list_namespace().items}
+    assert naming.garden_namespace(owner.name) not in names
+
+
+def test_projects_are_paged_and_selected_like_any_list(sim: SimUnderTest) -> None:
+    api = sim.garden_client()
+    everything = [p["metadata"]["name"] for p in list_projects(api)["items"]]
+    assert everything == sorted(everything)
+    seen: list[str] = []
+    token = None
+    while True:
+        page = list_projects(api, limit=2, _continue=token) if token else list_projects(api, limit=2)
+        assert len(page["items"]) <= 2
+        seen += [p["metadata"]["name"] for p in page["items"]]
+        token = page["metadata"].get("continue")
+        if not token:
+            break
+    assert seen == everything
+    owner = sim.fleet.organizations[1]
+    labelled = list_projects(api, label_selector=f"{ORGANIZATION_ID_LABEL}={owner.id}")["items"]
+    assert [p["metadata"]["name"] for p in labelled] == [naming.project_name(owner.name)]
+
+
+def test_a_project_added_through_the_control_api_is_served_and_takes_shoots(sim: SimUnderTest) -> None:
+    sim.control.add_project("someteam", namespace="garden-elsewhere", organization_label="not-fundaments")
+    key = sim.control.add_shoot("someteam", "byhand", cluster_label="", organization_label="")
+    assert sim.control.shoot(key).namespace == "garden-elsewhere"
+    (project,) = list_projects(sim.garden_client(), field_selector="metadata.name=someteam")["items"]
+    assert project["spec"]["namespace"] == "garden-elsewhere"
+    assert project["metadata"]["labels"] == {ORGANIZATION_ID_LABEL: "not-fundaments"}
+    items = client.CustomObjectsApi(sim.garden_client()).list_namespaced_custom_object(
+        GROUP, VERSION, "garden-elsewhere", "shoots"
+    )["items"]
+    assert [s["metadata"]["name"] for s in items] == ["byhand"]
+    with pytest.raises(ValueError, match="already belongs to a project"):
+        sim.control.add_project("another", namespace="garden-elsewhere")
+    with pytest.raises(ValueError, match="already exists"):
+        sim.control.add_project("someteam")
 
 
 @pytest.mark.parametrize("key", ["acme--web", "yes--no", "1--2", "a: b--#c", "é--'q\"", "x--" + "y" * 200])

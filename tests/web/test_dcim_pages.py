@@ -128,7 +128,11 @@ def details_reconcile_writes(kind: str) -> dict[str, Any]:
             [rules.shoot(organization_label=str(rules.OTHER_ORG))], {rules.CLUSTER: rules.cluster()}
         ),
         "unlabeled_shoot": Observed(
-            [rules.shoot()], {rules.CLUSTER: rules.cluster()}, unlabeled=[rules.unlabeled()], organizations=[rules.ACME]
+            [rules.shoot()],
+            {rules.CLUSTER: rules.cluster()},
+            unlabeled=[rules.unlabeled()],
+            organizations=[rules.ACME],
+            projects=[rules.ACME_PROJECT],
         ),
     }
     [finding] = [f for f in find_drift(worlds[kind]) if f.kind == kind]

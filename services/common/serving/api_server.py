@@ -13,7 +13,7 @@ from grpc_health.v1._async import HealthServicer
 from starlette.types import ASGIApp
 
 from common.errors import PortUnavailable
-from common.health import HttpServer, Readiness, bind_tcp
+from common.health import HttpServer, ReadinessProbe, bind_tcp
 from services.common.serving.reflection import enable_reflection
 from services.common.settings import GrpcLimits, HttpSettings
 
@@ -46,7 +46,7 @@ class ApiServer:
     asgi: ASGIApp
     grpc_handlers: Sequence[grpc.GenericRpcHandler]
     service_names: Sequence[str]
-    readiness: Readiness
+    readiness: ReadinessProbe
     grpc_options: Sequence[tuple[str, int]] = ()
     """Channel arguments of the gRPC server, e.g. ("grpc.max_metadata_size", 32768)."""
     http_port: int = field(init=False, default=0)
@@ -101,9 +101,16 @@ class ApiServer:
             await self._health.set(name, status)
 
     async def _follow_readiness(self) -> None:
-        while not await self.readiness():  # noqa: ASYNC110 - readiness is a probe to poll, not an event
+        """gRPC health follows the probe both ways (an API's readiness can be lost, see services/common/startup.py)."""
+        serving = False
+        while True:
+            ready = (await self.readiness.status()).ready
+            if ready != serving:
+                serving = ready
+                status = health_pb2.HealthCheckResponse.SERVING if ready else health_pb2.HealthCheckResponse.NOT_SERVING
+                await self._set_health(status)
+            # Polled: the APIs' probe only reads the state its own background check keeps, no query.
             await asyncio.sleep(0.5)
-        await self._set_health(health_pb2.HealthCheckResponse.SERVING)
 
     async def stop(self) -> None:
         """Stop taking calls and give in-flight ones `shutdown_grace_seconds` to finish, on both ports."""

@@ -10,7 +10,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp
 
-from common.health import Readiness, operations_routes
+from common.health import ReadinessProbe, operations_routes
 from services.common.serving.refusals import RefusalLayer
 
 # The headers a browser may send to a Connect endpoint (Connect protocol plus our own).
@@ -27,7 +27,7 @@ CONNECT_EXPOSED_HEADERS = ("grpc-status", "grpc-message", "grpc-status-details-b
 def http_app(
     connect_app: ASGIApp,
     mount_path: str,
-    readiness: Readiness,
+    readiness: ReadinessProbe,
     *,
     origins: Sequence[str],
     allow_credentials: bool,

@@ -4,10 +4,11 @@
                              ├─ HTTP_PORT: Connect behind CORS, /livez /readyz /metrics
                              └─ GRPC_PORT: every method of the descriptor, reflection, grpc.health.v1
 
-`serving_api()` owns the lifecycle in order: open the pool, check the schema, build the API, start
-both ports; and in reverse on the way out. `api_main()` is the body of each console script: settings
-from the environment (exit 2 when unusable), logging, serving until SIGTERM or SIGINT (exit 0), and
-exit 1 when the database's schema is older than this release needs.
+`serving_api()` owns the lifecycle in order: open the pool, check the schema and the API's role (and
+keep checking them, `services.common.startup`), build the API, start both ports; and in reverse on
+the way out. `api_main()` is the body of each console script: settings from the environment (exit 2
+when unusable), logging, serving until SIGTERM or SIGINT (exit 0), and exit 1 when the database's
+schema is older than this release needs.
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ from common.logs import configure_logging
 from common.settings import DatabaseSettings, LogSettings, SettingsError
 from common.signals import stop_event
 from services.common.malloc_tuning import malloc_settings_from_env, tune_malloc
+from services.common.role_check import RoleNeeds
 from services.common.serving.api_server import ApiServer
 from services.common.serving.grpc_bridge import grpc_generic_handler
 from services.common.serving.http_app import http_app
 from services.common.serving.request_stack import RequestStack
 from services.common.settings import HttpSettings
-from services.common.startup import check_schema_at_start, schema_readiness
+from services.common.startup import DatabaseReadiness
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +76,8 @@ class ApiShape:
     application_name: str
     """The pool's `application_name` (what `pg_stat_activity` shows)."""
     service: ServiceDescriptor
+    role_needs: RoleNeeds
+    """What the API's database role must (and may) do; readiness proves it."""
     allow_credentials: bool
     """Whether CORS lets browsers send credentials (the staff API's cookie)."""
     extra_request_headers: Sequence[str] = ()
@@ -100,6 +104,7 @@ class ServedApi(Generic[IMPL]):
     pool: AsyncConnectionPool
     parts: ApiParts[IMPL]
     server: ApiServer
+    readiness: DatabaseReadiness
 
 
 @asynccontextmanager
@@ -114,11 +119,11 @@ async def serving_api(
     # minutes: the next caller's request then connects afresh, so a restarted database is used at once.
     pool = make_pool(database, application_name=shape.application_name, reconnect_timeout_seconds=0.0)
     await pool.open(wait=False)
+    readiness = DatabaseReadiness(pool, shape.role_needs)
     try:
-        await check_schema_at_start(pool)
+        await readiness.start()
         parts = build(pool)
         try:
-            readiness = schema_readiness(pool)
             connect: ASGIApp = parts.connect
             asgi = http_app(
                 connect,
@@ -137,12 +142,15 @@ async def serving_api(
             )
             await server.start()
             try:
-                yield ServedApi(pool, parts, server)
+                yield ServedApi(pool, parts, server, readiness)
             finally:
+                # No check runs while calls drain: the verdict stays as it was.
+                await readiness.stop()
                 await server.stop()
         finally:
             await parts.close()
     finally:
+        await readiness.stop()
         await pool.close()
 
 

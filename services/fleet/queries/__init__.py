@@ -13,6 +13,11 @@ These modules (and `services.common.errors`, `common.database`) are the only one
 talk to psycopg (the import contracts in pyproject.toml).
 """
 
+from pathlib import Path
+
 from services.fleet.queries import base, clusters, findings, ledger, organizations, search, summary, trends
 
-__all__ = ["base", "clusters", "findings", "ledger", "organizations", "search", "summary", "trends"]
+# Every SQL file of the staff API: readiness proves its role may read and run what they name.
+SQL_FILES = tuple(sorted(Path(__file__).parent.glob("*.sql")))
+
+__all__ = ["SQL_FILES", "base", "clusters", "findings", "ledger", "organizations", "search", "summary", "trends"]

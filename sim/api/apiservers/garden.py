@@ -122,7 +122,8 @@ def _store_and_renderer(sim: Simulator, kind: Kind) -> tuple[Store[Any], Callabl
     if kind is NAMESPACES:
 
         def namespace(record: NamespaceRecord) -> Json:
-            return render_garden_namespace(record, world.project_created(record.name.removeprefix("garden-")))
+            project = world.project_of_namespace(record.name)
+            return render_garden_namespace(record, project, project.created if project else sim.clock.now())
 
         return world.garden_namespaces, namespace
     if kind is PROJECTS:

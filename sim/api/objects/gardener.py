@@ -169,23 +169,40 @@ def render_shoot(shoot: ShootState, api_url: str) -> Json:
 
 
 def render_project(project: ProjectRecord) -> Json:
+    """A Project as the garden serves it: Fundament's carry the organization label (as `EnsureProject`
+    creates them); `spec.namespace` is absent, and the phase Pending, until the namespace exists."""
+    fundament = project.organization_label is not None
+    spec: Json = {
+        "owner": {
+            "apiGroup": "rbac.authorization.k8s.io",
+            "kind": "User",
+            "name": "fundament" if fundament else "admin",
+        },
+        "purpose": "Clusters provisioned by Fundament" if fundament else "Clusters",
+    }
+    if project.garden_namespace is not None:
+        spec["namespace"] = project.garden_namespace
     obj: Json = {
         "apiVersion": SHOOT_API_VERSION,
         "kind": "Project",
-        "metadata": object_meta(name=project.name, uid=project.uid, rv=project.rv, created=project.created),
-        "spec": {
-            "namespace": f"garden-{project.name}",
-            "owner": {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "fundament"},
-            "purpose": "Clusters provisioned by Fundament",
-        },
-        "status": {"phase": "Ready", "observedGeneration": 1},
+        "metadata": object_meta(
+            name=project.name,
+            uid=project.uid,
+            rv=project.rv,
+            created=project.created,
+            labels={ORGANIZATION_ID_LABEL: project.organization_label}
+            if project.organization_label is not None
+            else None,
+        ),
+        "spec": spec,
+        "status": {"phase": "Ready" if project.garden_namespace is not None else "Pending", "observedGeneration": 1},
     }
     obj["metadata"]["generation"] = 1
     return with_managed_fields(obj, "gardener-apiserver", "gardener-controller-manager")
 
 
-def render_garden_namespace(namespace: NamespaceRecord, created: datetime) -> Json:
-    project = namespace.name.removeprefix("garden-")
+def render_garden_namespace(namespace: NamespaceRecord, project: ProjectRecord | None, created: datetime) -> Json:
+    """A project's namespace in the garden, labelled with the project it belongs to (`project` None: none)."""
     obj: Json = {
         "kind": "Namespace",
         "apiVersion": "v1",
@@ -197,7 +214,7 @@ def render_garden_namespace(namespace: NamespaceRecord, created: datetime) -> Js
             labels={
                 "kubernetes.io/metadata.name": namespace.name,
                 "gardener.cloud/role": "project",
-                "project.gardener.cloud/name": project,
+                **({"project.gardener.cloud/name": project.name} if project is not None else {}),
             },
         ),
         "spec": {"finalizers": ["kubernetes"]},

@@ -7,6 +7,9 @@ shoot whose control plane is not running (hibernated, not created yet) gets the 
 Queries are parsed by `promql.py` and evaluated by `evaluation.py` over `kube_state_metrics.py`
 (all beside this module); an answer is Prometheus's JSON envelope (`status`, `data.resultType`,
 `data.result`), a query outside the subset a 400 `bad_data`, an evaluation error a 422 `execution`.
+The `time` parameter (Unix seconds or RFC 3339; the simulator's now when absent) is honoured: the
+series are those the shoot held at that time (`history.py`), and every sample is stamped with it,
+as Prometheus stamps an instant query's samples with its evaluation time.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import math
 from collections.abc import Iterator, Mapping
+from datetime import datetime
 
 import orjson
 
@@ -88,22 +93,43 @@ def handle_prometheus(  # noqa: PLR0911  # one answer per way a request can end,
         tree = parse(expression)
     except PromQLError as e:
         return error_reply(400, "bad_data", f'invalid parameter "query": {e}')
-    contents = sim.world.contents(key)
-    exported = sim.monitoring.exports_labels(key)
+    now = sim.clock.time()
+    at = parse_time(query["time"]) if "time" in query else now
+    if at is None:
+        message = f'invalid parameter "time": cannot parse {query["time"]!r} to a valid timestamp'
+        return error_reply(400, "bad_data", message)
+    state = sim.monitoring.history.state_at(
+        key, sim.world.contents(key), labels_exported=sim.monitoring.exports_labels(key), now=now, at=at
+    )
     try:
-        result = evaluate(tree, lambda name: shoot_series(shoot, contents, labels_exported=exported, name=name))
+        result = evaluate(tree, lambda name: shoot_series(shoot, state, name=name) if state is not None else ())
     except PromQLError as e:
         return error_reply(422, "execution", str(e))
-    now = sim.clock.time()
     if isinstance(result, float):
-        data: dict[str, object] = {"resultType": "scalar", "result": [now, format_value(result)]}
+        data: dict[str, object] = {"resultType": "scalar", "result": [round(at, 3), format_value(result)]}
     else:
-        data = {"resultType": "vector", "result": [_sample(sample, now) for sample in result]}
-    return Reply(200, "application/json", [orjson.dumps({"status": "success", "data": data})])
+        data = {"resultType": "vector", "result": [_sample(sample, at) for sample in result]}
+    reply = Reply(200, "application/json", [orjson.dumps({"status": "success", "data": data})])
+    sim.monitoring.history.answered(key)  # changes queued for this answer land after it was computed
+    return reply
 
 
-def _sample(sample: Sample, now: float) -> dict[str, object]:
-    return {"metric": sample[0], "value": [now, format_value(sample[1])]}
+def parse_time(text: str) -> float | None:
+    """A `time` parameter as Prometheus reads it: Unix seconds (with a fraction) or RFC 3339; None if neither."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            return None
+        return moment.timestamp() if moment.tzinfo is not None else None
+    return seconds if math.isfinite(seconds) else None
+
+
+def _sample(sample: Sample, at: float) -> dict[str, object]:
+    # Prometheus writes a sample's time as Unix seconds with (at most) millisecond precision.
+    return {"metric": sample[0], "value": [round(at, 3), format_value(sample[1])]}
 
 
 def flood_reply(count: int, now: float) -> Reply:

@@ -1,7 +1,8 @@
 """The kube-state-metrics series of one simulated shoot, as its Prometheus holds them.
 
-Rendered from the same records as the shoot's API server (`sim/world/`), so both sources of the
-collector see one world. The metric and label names are kube-state-metrics' own (v2):
+Rendered from the same records as the shoot's API server (`sim/world/`), as the shoot's Prometheus
+holds them at one time (`history.py`), so both sources of the collector see one world. The metric
+and label names are kube-state-metrics' own (v2):
 
 - `kube_node_info{node, provider_id, kubelet_version, internal_ip}` 1;
 - `kube_node_labels{node, label_<name>...}` 1, a `label_*` for each allow-listed node label;
@@ -24,14 +25,15 @@ Every series also carries the scrape's `job="kube-state-metrics"` and `instance`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL, exported_label
 from sim.api.objects.core import node_ip, provider_id, ready_status
 from sim.api.prometheus.evaluation import Sample
+from sim.api.prometheus.history import ScrapedState
 from sim.api.prometheus.promql import NAME_LABEL, Labels
 from sim.world import derive
-from sim.world.contents import ShootContents
+from sim.world.records import NamespaceRecord, NodeRecord, PodRecord
 from sim.world.shoots import ShootState
 
 PROJECT_ID_LABEL = "fundament.io/project-id"
@@ -44,8 +46,8 @@ def _series(name: str, labels: Labels, value: float) -> Sample:
     return ({NAME_LABEL: name, **labels, **TARGET}, value)
 
 
-def _nodes(shoot: ShootState, contents: ShootContents, exported: bool) -> Iterator[Sample]:
-    for node in contents.nodes.iter_from():
+def _nodes(shoot: ShootState, nodes: Iterable[NodeRecord], exported: bool) -> Iterator[Sample]:
+    for node in nodes:
         base = {"node": node.name}
         yield _series(
             "kube_node_info",
@@ -78,8 +80,8 @@ def _nodes(shoot: ShootState, contents: ShootContents, exported: bool) -> Iterat
             yield _series("kube_node_status_allocatable", {**base, "resource": resource, "unit": unit}, value)
 
 
-def _pods(shoot: ShootState, contents: ShootContents) -> Iterator[Sample]:
-    for pod in contents.pods.iter_from():
+def _pods(shoot: ShootState, pods: Iterable[PodRecord]) -> Iterator[Sample]:
+    for pod in pods:
         base = {
             "namespace": pod.namespace,
             "pod": pod.name,
@@ -89,8 +91,8 @@ def _pods(shoot: ShootState, contents: ShootContents) -> Iterator[Sample]:
             yield _series("kube_pod_status_phase", {**base, "phase": phase}, 1 if phase == pod.phase else 0)
 
 
-def _namespaces(contents: ShootContents, exported: bool) -> Iterator[Sample]:
-    for namespace in contents.namespaces.iter_from():
+def _namespaces(namespaces: Iterable[NamespaceRecord], exported: bool) -> Iterator[Sample]:
+    for namespace in namespaces:
         labels = {"namespace": namespace.name}
         if exported and namespace.namespace_id is not None:
             labels[exported_label(NAMESPACE_ID_LABEL)] = namespace.namespace_id
@@ -109,17 +111,15 @@ _FAMILY_OF = {
 }
 
 
-def shoot_series(
-    shoot: ShootState, contents: ShootContents, *, labels_exported: bool, name: str | None
-) -> Iterator[Sample]:
-    """The series of one metric name (None: all of them) the shoot's Prometheus holds now."""
+def shoot_series(shoot: ShootState, state: ScrapedState, *, name: str | None) -> Iterator[Sample]:
+    """The series of one metric name (None: all of them) the shoot's Prometheus holds in `state`."""
 
     def family(which: str) -> Iterator[Sample]:
         if which == "node":
-            return _nodes(shoot, contents, labels_exported)
+            return _nodes(shoot, state.nodes, state.labels_exported)
         if which == "pod":
-            return _pods(shoot, contents)
-        return _namespaces(contents, labels_exported)
+            return _pods(shoot, state.pods)
+        return _namespaces(state.namespaces, state.labels_exported)
 
     if name is None:
         for which in ("node", "pod", "namespace"):

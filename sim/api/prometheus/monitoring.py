@@ -7,7 +7,8 @@ same for both). fleet-sim serves that Prometheus under `/prometheus/<project>--<
 port. The password derives from the shoot's uid and a generation that `rotate` moves on (a
 credential rotation: the old password then gets 401); `labels_exported` plays a kube-state-metrics
 whose label allow-list is (True, the default) or is not set (see
-`sim/api/prometheus/kube_state_metrics.py`).
+`sim/api/prometheus/kube_state_metrics.py`); `history` is what each Prometheus has scraped (see
+`sim/api/prometheus/history.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import base64
 from dataclasses import dataclass, field
 
 from sim.api.objects.meta import object_meta
+from sim.api.prometheus.history import ScrapeHistory
 from sim.world import derive
 from sim.world.shoots import ShootState
 
@@ -29,11 +31,12 @@ def secret_name(shoot_name: str) -> str:
 
 @dataclass
 class MonitoringState:
-    """Per shoot key: the credentials' generation and whether labels are exported."""
+    """Per shoot key: the credentials' generation, whether labels are exported, and what was scraped."""
 
     generations: dict[str, int] = field(default_factory=dict)
     labels_exported: dict[str, bool] = field(default_factory=dict)
     default_labels_exported: bool = True
+    history: ScrapeHistory = field(default_factory=ScrapeHistory)
 
     def password(self, shoot: ShootState) -> str:
         generation = self.generations.get(shoot.key, 1)
@@ -49,6 +52,7 @@ class MonitoringState:
         self.generations.clear()
         self.labels_exported.clear()
         self.default_labels_exported = True
+        self.history.reset()
 
 
 def render_secret(shoot: ShootState, *, prometheus_url: str, plutono_url: str, password: str) -> Json:
