@@ -22,7 +22,7 @@ CREATE SCHEMA fleet_meta;
 
 ALTER SCHEMA fleet_meta OWNER TO fun_owner;
 
-COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 2';
+COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 1';
 
 CREATE SCHEMA tenant;
 

@@ -423,23 +423,32 @@ CREATE POLICY node_pool_snapshots_admin_api_read ON tenant.node_pool_snapshots
 CREATE POLICY node_pool_snapshots_cluster_worker_write ON tenant.node_pool_snapshots
     FOR ALL TO fun_cluster_worker USING (true) WITH CHECK (true);
 
--- namespace_snapshots: running pods per tenant namespace as the collector last counted them.
+-- namespace_snapshots: running pods per tenant namespace as the collector last counted them. A
+-- namespace a round could not read with certainty (the Prometheus source matching it by a name that a
+-- project rename changed, two candidates, none) is never stored as 0 pods: its `pods` and `observed`
+-- stay those of the last read, `unread_reason` says why this round could not read it and `unread_at`
+-- when that round stored (docs/collector.md, 'Which namespace is which'). A read clears both; a
+-- namespace never read has no row.
 CREATE TABLE tenant.namespace_snapshots (
     namespace_id uuid NOT NULL,
     cluster_id uuid NOT NULL,
     observed timestamptz NOT NULL,
     pods integer NOT NULL,
+    unread_reason text,
+    unread_at timestamptz,
     CONSTRAINT namespace_snapshots_pk PRIMARY KEY (namespace_id),
     CONSTRAINT namespace_snapshots_fk_namespace FOREIGN KEY (namespace_id) REFERENCES tenant.namespaces (id),
     CONSTRAINT namespace_snapshots_fk_cluster FOREIGN KEY (cluster_id) REFERENCES tenant.clusters (id),
-    CONSTRAINT namespace_snapshots_ck_pods CHECK (pods >= 0)
+    CONSTRAINT namespace_snapshots_ck_pods CHECK (pods >= 0),
+    CONSTRAINT namespace_snapshots_ck_unread_pair CHECK ((unread_reason IS NULL) = (unread_at IS NULL)),
+    CONSTRAINT namespace_snapshots_ck_unread_reason CHECK (unread_reason IN ('not_found', 'renamed', 'ambiguous'))
 );
 CREATE INDEX namespace_snapshots_idx_cluster ON tenant.namespace_snapshots (cluster_id);
 ALTER TABLE tenant.namespace_snapshots ENABLE ROW LEVEL SECURITY;
 GRANT SELECT ON tenant.namespace_snapshots TO fun_platform_admin_api;
 GRANT SELECT, INSERT ON tenant.namespace_snapshots TO fun_cluster_worker;
 GRANT UPDATE (
-    cluster_id, observed, pods
+    cluster_id, observed, pods, unread_reason, unread_at
 ) ON tenant.namespace_snapshots TO fun_cluster_worker;
 CREATE POLICY namespace_snapshots_admin_api_read ON tenant.namespace_snapshots
     FOR SELECT TO fun_platform_admin_api USING (true);
