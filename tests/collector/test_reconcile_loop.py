@@ -19,7 +19,6 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from prometheus_client import REGISTRY
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -28,6 +27,7 @@ from collector.kube.errors import Gone, KubeError, ServerError, Timeout
 from collector.kube.garden import RealGardener
 from collector.reconcile.drift import KIND_IDS
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
+from collector.reconcile.metrics import REGISTRY
 from common.database import make_pool
 from common.settings import DatabaseSettings
 from db.seed.write import write_fleet
