@@ -56,6 +56,15 @@ STORES_RETRIED = Counter(
     "fleet_inventory_stores_retried",
     "Cluster stores sent again because their pooled connection turned out to be dead.",
 )
+# Fleet-wide, judged once a round by the first shard (the staff view's rule, tenant.snapshot_is_stale).
+CLUSTERS_STALE = Gauge(
+    "fleet_inventory_clusters_stale",
+    "Ready clusters whose snapshot is older than three inventory intervals, at the last round.",
+)
+SKEWED_STATUS_TIMES = Gauge(
+    "fleet_inventory_skewed_status_times",
+    "Live clusters whose status time lies in the future of the database's clock (read as now).",
+)
 LEDGER_CHANGES = Counter(
     "fleet_inventory_ledger_changes",
     "Ledger rows recorded, by resource type and change (created or destroyed).",
