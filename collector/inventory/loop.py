@@ -170,6 +170,7 @@ class InventoryLoop:
             metrics.ROUND_CLUSTERS.set(len(clusters))
             if self._settings.shard.index == 0:
                 await self._record_history(started_at)
+                await self._export_stale(started_at)
             self.first_round_done.set()
         logger.info(
             "inventory round done" if full_round else "collection done",
@@ -321,6 +322,18 @@ class InventoryLoop:
             logger.warning("cannot record the fleet history", extra={"cause": type(e).__name__, "error": str(e)})
             return
         logger.info("fleet history recorded", extra={"rows": written, "pruned": pruned})
+
+    async def _export_stale(self, at: datetime) -> None:
+        # The gauge FleetClustersStale reads: the stale clusters of the round's history row (the staff
+        # view's figure). A failure leaves the last value and is logged, never the round.
+        try:
+            async with self._pool.connection() as conn:
+                stale = await history_store.round_clusters_stale(conn, at=at)
+        except _RECORDING_ERRORS as e:
+            logger.warning("cannot read the stale clusters", extra={"cause": type(e).__name__, "error": str(e)})
+            return
+        if stale is not None:
+            metrics.CLUSTERS_STALE.set(stale)
 
     async def _heartbeat(self, at: datetime, clusters: int) -> None:
         metrics.LAST_ROUND.set(at.timestamp())
