@@ -18,11 +18,15 @@ import os
 import sys
 from typing import Any, TextIO
 
+import prometheus_client
+
+from collector.inventory import metrics as inventory_metrics
 from collector.inventory import store
 from collector.inventory.loop import InventoryLoop
 from collector.inventory.reading import ClusterRow
 from collector.inventory.report import ProgressBar, print_summary
 from collector.kube.errors import KubeError
+from collector.reconcile import metrics as reconcile_metrics
 from collector.settings import Settings
 from collector.worker import Worker, build_inventory, build_reconcile, open_worker
 from common import eventloop
@@ -71,8 +75,14 @@ async def serve(settings: Settings) -> int:
             await require_schema(pool)
             return True
 
+        # /metrics: the process's own metrics and this mode's, never the other mode's (each module has a registry).
+        mode_metrics = inventory_metrics.REGISTRY if settings.mode == "inventory" else reconcile_metrics.REGISTRY
         health = health_server(
-            Readiness(first_round_or_pass_done), settings.health.host, settings.health.port, liveness=runner.liveness
+            Readiness(first_round_or_pass_done),
+            settings.health.host,
+            settings.health.port,
+            liveness=runner.liveness,
+            registries=(prometheus_client.REGISTRY, mode_metrics),
         )
         await health.start()
         logger.info("health port listening", extra={"address": f"{health.host}:{health.port}"})

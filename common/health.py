@@ -4,7 +4,8 @@
               made progress lately (the worker: a beat within three intervals), else 503
     /readyz   a `ReadinessProbe`: 200 "ready", or 503 "not ready" with the probe's reason when it has one
               (`Readiness`: ready once its check succeeded once, then it stays ready)
-    /metrics  Prometheus text format of the default registry
+    /metrics  Prometheus text format of the default registry, and of the registries the process adds
+              (a worker adds its mode's own metrics: collector/main.py)
 
 The APIs mount these routes next to their Connect app on HTTP_PORT; the worker serves them alone on
 HEALTH_PORT; the demo's page server uses `HttpServer` for its pages. All of them run uvicorn inside
@@ -19,12 +20,12 @@ import logging
 import math
 import socket
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import uvicorn
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -99,8 +100,16 @@ class Liveness:
         return self.silent_seconds <= self.stall_after_seconds
 
 
-def operations_routes(readiness: ReadinessProbe, liveness: Liveness | None = None) -> list[BaseRoute]:
-    """/livez, /readyz and /metrics: outside any request stack and CORS, never authenticated."""
+def operations_routes(
+    readiness: ReadinessProbe,
+    liveness: Liveness | None = None,
+    *,
+    registries: Sequence[CollectorRegistry] = (REGISTRY,),
+) -> list[BaseRoute]:
+    """/livez, /readyz and /metrics: outside any request stack and CORS, never authenticated.
+
+    /metrics serves `registries` one after the other; no metric may be in two of them.
+    """
 
     async def livez(_: Request) -> Response:
         if liveness is not None and not liveness.alive():
@@ -115,7 +124,7 @@ def operations_routes(readiness: ReadinessProbe, liveness: Liveness | None = Non
         return PlainTextResponse(state.readyz_body(), status_code=200 if state.ready else 503)
 
     async def metrics(_: Request) -> Response:
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        return Response(b"".join(generate_latest(r) for r in registries), media_type=CONTENT_TYPE_LATEST)
 
     return [Route("/livez", livez), Route("/readyz", readyz), Route("/metrics", metrics)]
 
@@ -195,6 +204,14 @@ class HttpServer:
         self._sock.close()
 
 
-def health_server(readiness: ReadinessProbe, host: str, port: int, *, liveness: Liveness | None = None) -> HttpServer:
+def health_server(
+    readiness: ReadinessProbe,
+    host: str,
+    port: int,
+    *,
+    liveness: Liveness | None = None,
+    registries: Sequence[CollectorRegistry] = (REGISTRY,),
+) -> HttpServer:
     """The worker's operations port: /livez, /readyz and /metrics alone."""
-    return HttpServer(Starlette(routes=operations_routes(readiness, liveness)), bind_tcp(host, port), name="health")
+    routes = operations_routes(readiness, liveness, registries=registries)
+    return HttpServer(Starlette(routes=routes), bind_tcp(host, port), name="health")

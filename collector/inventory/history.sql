@@ -113,3 +113,12 @@ SELECT count(*)::integer AS rows FROM written;
 -- name: prune_fleet_history
 -- Called by InventoryLoop.run_once after record_fleet_history: drops history past its retention.
 SELECT tenant.prune_fleet_history(%(round_before)s::timestamptz, %(hour_before)s::timestamptz)::bigint AS rows
+
+-- name: round_clusters_stale
+-- Called by InventoryLoop.run_once after record_fleet_history (first shard): the stale clusters of the
+-- fleet-wide row it just wrote, the staff view's figure (tenant.snapshot_is_stale over the listing), for
+-- the gauge FleetClustersStale reads. No row (the write failed): none.
+SELECT h.clusters_stale
+FROM tenant.fleet_history AS h
+WHERE h.resolution = 'round' AND h.organization_id = '00000000-0000-0000-0000-000000000000'::uuid
+  AND h.at = %(at)s::timestamptz

@@ -32,3 +32,11 @@ async def record_round(
         )
         pruned = await cur.fetchone()
     return int(written[0]) if written else 0, int(pruned[0]) if pruned else 0
+
+
+async def round_clusters_stale(conn: psycopg.AsyncConnection[Any], *, at: datetime) -> int | None:
+    """The stale clusters the fleet-wide row of the round at `at` holds; None without that row."""
+    async with conn.cursor() as cur:
+        await cur.execute(QUERIES["round_clusters_stale"].sql, {"at": at})
+        row = await cur.fetchone()
+    return None if row is None or row[0] is None else int(row[0])

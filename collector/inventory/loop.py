@@ -170,7 +170,7 @@ class InventoryLoop:
             metrics.ROUND_CLUSTERS.set(len(clusters))
             if self._settings.shard.index == 0:
                 await self._record_history(started_at)
-                await self._export_health()
+                await self._export_health(started_at)
             self.first_round_done.set()
         logger.info(
             "inventory round done" if full_round else "collection done",
@@ -323,16 +323,19 @@ class InventoryLoop:
             return
         logger.info("fleet history recorded", extra={"rows": written, "pruned": pruned})
 
-    async def _export_health(self) -> None:
-        # The fleet-wide gauges an alert reads (FleetClustersStale) and the clock skew the sync state
-        # clamped; a failure leaves the last values and is logged, never the round.
+    async def _export_health(self, at: datetime) -> None:
+        # The fleet-wide gauges: the stale clusters of the round's history row (the staff view's figure,
+        # which FleetClustersStale reads) and the status times in the future the sync state clamped. A
+        # failure leaves the last values and is logged, never the round.
         try:
             async with self._pool.connection() as conn:
-                stale, skewed = await store.round_health(conn)
+                stale = await history_store.round_clusters_stale(conn, at=at)
+                skewed = await store.skewed_status_times(conn)
         except _RECORDING_ERRORS as e:
             logger.warning("cannot read the fleet's health", extra={"cause": type(e).__name__, "error": str(e)})
             return
-        metrics.CLUSTERS_STALE.set(stale)
+        if stale is not None:
+            metrics.CLUSTERS_STALE.set(stale)
         metrics.SKEWED_STATUS_TIMES.set(skewed)
         if skewed:
             logger.warning("status times in the future were read as now", extra={"clusters": skewed})

@@ -1,14 +1,31 @@
-"""Prometheus metrics of the inventory loop, served on the worker's /metrics.
+"""Prometheus metrics of the inventory loop, served on /metrics by the inventory worker only.
 
-One set per process in the default registry, like reconcile/metrics.py; the count of minted shoot
-credentials is kube/garden.py's, where the mint happens. Failure reasons are the short labels of
-kube/errors.py plus `credential`, `no_shoot`, `database` and `internal`, so an alert can tell a
+Every metric here is made in `REGISTRY`, this module's own registry, not in the default one: only
+WORKER_MODE=inventory serves it (collector/main.py), so the reconcile worker, which imports this module
+too, never exports them (a gauge it left at 0 would read as "the last round was in 1970"). The count of
+minted shoot credentials is kube/garden.py's, and that of monitoring secrets read prometheus/resolve.py's,
+where those happen; both are inventory metrics and join this registry. Failure reasons are the short
+labels of kube/errors.py plus `credential`, `no_shoot`, `database` and `internal`, so an alert can tell a
 broken shoot from a broken database.
 """
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from functools import partial
+
+import prometheus_client
+
+from collector.kube.garden import CREDENTIALS_MINTED
+from collector.prometheus.resolve import SECRETS_READ
+
+REGISTRY = prometheus_client.CollectorRegistry()
+# The constructors below make each metric in REGISTRY (never in the default registry).
+Counter = partial(prometheus_client.Counter, registry=REGISTRY)
+Gauge = partial(prometheus_client.Gauge, registry=REGISTRY)
+Histogram = partial(prometheus_client.Histogram, registry=REGISTRY)
+
+REGISTRY.register(CREDENTIALS_MINTED)
+REGISTRY.register(SECRETS_READ)
 
 CLUSTERS_COLLECTED = Counter("fleet_inventory_clusters_collected", "Clusters read and stored successfully.")
 CLUSTERS_FAILED = Counter("fleet_inventory_clusters_failed", "Cluster collections that failed, by reason.", ["reason"])

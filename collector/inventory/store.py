@@ -276,12 +276,12 @@ async def record_failure(conn: Conn, cluster_id: UUID, *, error: str, at: dateti
     await conn.execute(_QUERIES["record_failure"].sql, {"cluster_id": cluster_id, "error": error, "at": at})
 
 
-async def round_health(conn: Conn) -> tuple[int, int]:
-    """Fleet-wide (stale clusters, skewed status times) as of now."""
+async def skewed_status_times(conn: Conn) -> int:
+    """Live clusters whose status time lies in the future of the database's clock."""
     async with conn.cursor() as cur:
-        await cur.execute(_QUERIES["round_health"].sql)
+        await cur.execute(_QUERIES["skewed_status_times"].sql)
         row = await cur.fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    return int(row[0]) if row else 0
 
 
 async def record_heartbeat(

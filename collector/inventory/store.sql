@@ -128,19 +128,10 @@ ON CONFLICT (loop, shard) DO UPDATE SET
     interval_seconds = EXCLUDED.interval_seconds,
     details = EXCLUDED.details
 
--- name: round_health
--- Called by InventoryLoop.run_once after a round (first shard): the fleet-wide figures its gauges
--- export. Stale by the staff view's rule, from the listing; skewed status times as clamped.
-WITH inventory AS (
-    SELECT loops.interval_seconds, loops.first_completed
-    FROM tenant.worker_loops AS loops
-    WHERE loops.loop = 'inventory'
-)
-SELECT (SELECT count(*) FROM tenant.cluster_listing AS l LEFT JOIN inventory ON true
-        WHERE l.live AND tenant.snapshot_is_stale(l.ready, nullif(l.observed, '-infinity'), l.ready_since,
-                                                 inventory.interval_seconds, inventory.first_completed, now()))
-           AS stale,
-       tenant.skewed_status_times() AS skewed
+-- name: skewed_status_times
+-- Called by InventoryLoop.run_once after a round (first shard): live clusters whose status time lies
+-- in the future of the database's clock (the sync state reads them as now); a gauge.
+SELECT tenant.skewed_status_times()
 
 -- name: create_resources
 -- Called by store_ledger: resources the ledger did not know. The partial unique index on active

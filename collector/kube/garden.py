@@ -39,9 +39,13 @@ _SUBRESOURCE = {
 # Gardener refuses credentials asked to live less than 10 minutes.
 MIN_LIFETIME_SECONDS = 600
 
-# One of the inventory's metrics (docs/collector.md), counted here where every real mint happens.
+# One of the inventory's metrics (docs/collector.md), counted here where every real mint happens; in no
+# registry here: inventory/metrics.py adds it to the inventory worker's.
 CREDENTIALS_MINTED = Counter(
-    "fleet_inventory_credentials_minted", "Shoot credentials minted from Gardener, by kind (admin or viewer).", ["kind"]
+    "fleet_inventory_credentials_minted",
+    "Shoot credentials minted from Gardener, by kind (admin or viewer).",
+    ["kind"],
+    registry=None,
 )
 
 

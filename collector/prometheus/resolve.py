@@ -26,9 +26,12 @@ from collector.prometheus.target import (
     target_from_secret,
 )
 
-# One of the inventory's metrics (docs/collector.md), counted where every real read happens.
+# One of the inventory's metrics (docs/collector.md), counted where every real read happens; in no registry
+# here: inventory/metrics.py adds it to the inventory worker's.
 SECRETS_READ = Counter(
-    "fleet_inventory_monitoring_secrets_read", "Monitoring secrets read from the garden (INVENTORY_SOURCE=prometheus)."
+    "fleet_inventory_monitoring_secrets_read",
+    "Monitoring secrets read from the garden (INVENTORY_SOURCE=prometheus).",
+    registry=None,
 )
 
 

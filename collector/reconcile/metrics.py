@@ -1,13 +1,22 @@
-"""Prometheus metrics of the reconcile loop, served on the worker's /metrics.
+"""Prometheus metrics of the reconcile loop, served on /metrics by the reconcile worker only.
 
-One set per process in the default registry, like inventory/metrics.py.
+Every metric here is made in `REGISTRY`, this module's own registry, like inventory/metrics.py: only
+WORKER_MODE=reconcile serves it (collector/main.py), so the inventory worker never exports them.
 The open-findings gauge is set from the database after every stored pass, so it shows what the staff
 view shows, not what this process happened to open.
 """
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+from functools import partial
+
+import prometheus_client
+
+REGISTRY = prometheus_client.CollectorRegistry()
+# The constructors below make each metric in REGISTRY (never in the default registry).
+Counter = partial(prometheus_client.Counter, registry=REGISTRY)
+Gauge = partial(prometheus_client.Gauge, registry=REGISTRY)
+Histogram = partial(prometheus_client.Histogram, registry=REGISTRY)
 
 PASS_DURATION = Histogram(
     "fleet_reconcile_pass_duration_seconds",

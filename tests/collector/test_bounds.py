@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 import yaml
-from prometheus_client import REGISTRY
 
+from collector.inventory.metrics import REGISTRY
 from collector.inventory.shoot import MAX_NODE_POOLS, MAX_TENANT_NAMESPACES, NodeTally, read_shoot
 from collector.inventory.sources import OVER_CAP, SOURCES, Unlisted
 from collector.kube.client import KubeClient, garden_client, shoot_client

@@ -16,11 +16,11 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from prometheus_client import REGISTRY
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from collector.inventory.loop import ClusterResult, InventoryLoop, in_shard
+from collector.inventory.metrics import REGISTRY
 from collector.inventory.reading import ClusterRow, Reading
 from collector.inventory.sources import SOURCES, Discovered
 from collector.kube.errors import Forbidden

@@ -19,7 +19,6 @@ from uuid import UUID, uuid4
 
 import psycopg
 import pytest
-from prometheus_client import REGISTRY
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
@@ -29,6 +28,7 @@ from collector.kube.garden import RealGardener
 from collector.mock import MockGardener
 from collector.reconcile.drift import KIND_IDS
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
+from collector.reconcile.metrics import REGISTRY
 from common.database import make_pool
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL
 from common.naming import garden_namespace, project_name

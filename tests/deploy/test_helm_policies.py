@@ -1,6 +1,6 @@
 """The chart's NetworkPolicies, migration Job and monitoring objects, rendered by a real `helm` and read
 back as objects: who may reach each deployable, where each may go, what runs before an install or upgrade,
-and that the PrometheusRule is deploy/monitoring/rules.yaml itself.
+and that the PrometheusRule is deploy/monitoring/rules.yaml itself, its runbook addresses built from one value.
 """
 
 from __future__ import annotations
@@ -182,6 +182,19 @@ def test_the_prometheus_rule_is_the_tested_rules_file() -> None:
     assert rule["spec"] == plain
     chart_copy = ROOT / "deploy" / "fleet-inventory" / "files" / "rules.yaml"
     assert chart_copy.resolve() == (ROOT / "deploy" / "monitoring" / "rules.yaml").resolve()
+
+
+def test_every_runbook_url_is_built_from_one_value() -> None:
+    base = "https://wiki.example/fleet/operations.md"
+    rule = of_kind(render(*MONITORING, f"monitoring.runbookBaseUrl={base}"), "PrometheusRule")["rel-fleet-inventory"]
+    plain = yaml.safe_load((ROOT / "deploy" / "monitoring" / "rules.yaml").read_text())
+    rendered = [r for group in rule["spec"]["groups"] for r in group["rules"]]
+    written = [r for group in plain["groups"] for r in group["rules"]]
+    assert len(rendered) == len(written)
+    for got, wrote in zip(rendered, written, strict=True):
+        assert got["annotations"].pop("runbook_url") == f"{base}#{got['alert'].lower()}"
+        wrote["annotations"].pop("runbook_url")
+        assert got == wrote, "nothing else changes"
 
 
 def test_the_dashboard_config_map_is_the_dashboard_file() -> None:

@@ -8,115 +8,52 @@ The job of each deployable is its name, as the chart's PodMonitors set it; the r
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import httpx
-import psycopg
 import pytest
 import yaml
 
-from db.embedded import free_port
-from tests.fixtures.collector import WORKER_ROLE
-from tests.fixtures.credentials import SECRET
-from tests.fixtures.fleet_api import ROLE as STAFF_ROLE
-from tests.fixtures.fleet_api import staff_token
-from tests.fixtures.overview import PATH as OVERVIEW_PATH
-from tests.fixtures.overview import ROLE as PUBLIC_ROLE
+from tests.fixtures.deployables import INVENTORY, PUBLIC, RECONCILE, make_traffic, running_deployables
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.prometheus import RunningPrometheus, needs_prometheus, running_prometheus
-from tests.fixtures.service_process import SCRIPTS
 from tests.fixtures.sim import SimUnderTest
-from tests.fixtures.waiting import eventually
 
 pytestmark = [needs_prometheus, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 MONITORING = ROOT / "deploy" / "monitoring"
-SUMMARY_PATH = "/fundament.fleet.v1.FleetService/GetFleetSummary"
 INVENTORY_INTERVAL_SECONDS = 30
 RECONCILE_INTERVAL_SECONDS = 20
 NAMESPACE = "fleet"
 
 
-@contextmanager
-def process(script: str, env: dict[str, str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A console script with its log in a file (never a pipe nobody reads); killed afterwards."""
-    with log.open("wb") as sink:
-        running = subprocess.Popen([str(SCRIPTS / script)], env=env, stdout=subprocess.DEVNULL, stderr=sink)
-    try:
-        yield running
-    finally:
-        running.kill()
-        running.wait(30)
-
-
-def base_env(dsn: str, **extra: str) -> dict[str, str]:
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "DATABASE_URL": dsn, "LOG_LEVEL": "info", **extra}
-
-
 @pytest.fixture
 def scraped(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> Iterator[RunningPrometheus]:
     """Both APIs and both workers running, traffic of every kind made, and Prometheus scraping them all."""
-    kubeconfig = tmp_path / "garden.yaml"
-    kubeconfig.write_text(yaml.safe_dump(sim.garden_kubeconfig))
-    ports = {name: free_port() for name in ("public", "public-grpc", "staff", "staff-grpc", "inventory", "reconcile")}
-    worker = {"GARDENER_MODE": "real", "GARDENER_KUBECONFIG": str(kubeconfig), "EVENT_LOOP": "asyncio"}
     # One shoot refuses the collector, so collections fail with a reason the rules and dashboard group by.
     refusing = sim.serving_shoot()
     sim.control.fault(refusing.key, "forbidden", resource=None, seconds=0.0)
+    settings = {
+        PUBLIC: {"CACHE_TTL_SECONDS": "1", "READ_TIMEOUT_SECONDS": "0.5"},
+        INVENTORY: {
+            "INVENTORY_INTERVAL_SECONDS": str(INVENTORY_INTERVAL_SECONDS),
+            "INVENTORY_SHARD": "0/2",
+            "INVENTORY_TIMEOUT_SECONDS": "20",
+        },
+        RECONCILE: {"RECONCILE_INTERVAL_SECONDS": str(RECONCILE_INTERVAL_SECONDS)},
+    }
     with ExitStack() as stack:
         stack.callback(sim.control.clear_faults)
-        env = {
-            "platform-public-api": base_env(
-                sim_database.dsn(PUBLIC_ROLE),
-                HTTP_PORT=str(ports["public"]),
-                GRPC_PORT=str(ports["public-grpc"]),
-                CACHE_TTL_SECONDS="1",
-                READ_TIMEOUT_SECONDS="0.5",
-            ),
-            "platform-admin-api": base_env(
-                sim_database.dsn(STAFF_ROLE),
-                HTTP_PORT=str(ports["staff"]),
-                GRPC_PORT=str(ports["staff-grpc"]),
-                JWT_SECRET=SECRET.decode(),
-            ),
-            "cluster-worker-inventory": base_env(
-                sim_database.dsn(WORKER_ROLE),
-                **worker,
-                WORKER_MODE="inventory",
-                INVENTORY_INTERVAL_SECONDS=str(INVENTORY_INTERVAL_SECONDS),
-                INVENTORY_SHARD="0/2",
-                INVENTORY_TIMEOUT_SECONDS="20",
-                HEALTH_PORT=str(ports["inventory"]),
-            ),
-            "cluster-worker-reconcile": base_env(
-                sim_database.dsn(WORKER_ROLE),
-                **worker,
-                WORKER_MODE="reconcile",
-                RECONCILE_INTERVAL_SECONDS=str(RECONCILE_INTERVAL_SECONDS),
-                HEALTH_PORT=str(ports["reconcile"]),
-            ),
-        }
-        scripts = {"cluster-worker-inventory": "cluster-worker", "cluster-worker-reconcile": "cluster-worker"}
-        for name, variables in env.items():
-            stack.enter_context(process(scripts.get(name, name), variables, tmp_path / f"{name}.log"))
-        targets = {
-            "platform-public-api": [f"127.0.0.1:{ports['public']}"],
-            "platform-admin-api": [f"127.0.0.1:{ports['staff']}"],
-            "cluster-worker-inventory": [f"127.0.0.1:{ports['inventory']}"],
-            "cluster-worker-reconcile": [f"127.0.0.1:{ports['reconcile']}"],
-        }
+        running = stack.enter_context(running_deployables(sim, sim_database, tmp_path, settings))
         prometheus = stack.enter_context(
-            running_prometheus(tmp_path, targets, [MONITORING / "rules.yaml"], {"namespace": NAMESPACE})
+            running_prometheus(tmp_path, running.targets(), [MONITORING / "rules.yaml"], {"namespace": NAMESPACE})
         )
         prometheus.wait_until(lambda: len(prometheus.query("up == 1")) == 4, "every deployable up")
-        make_traffic(f"http://127.0.0.1:{ports['public']}", f"http://127.0.0.1:{ports['staff']}", sim_database)
+        make_traffic(running, sim_database)
         prometheus.wait_until(lambda: bool(prometheus.query("fleet_reconcile_passes_total > 0")), "a reconcile pass")
         prometheus.wait_until(
             lambda: bool(prometheus.query("fleet_inventory_clusters_failed_total > 0")), "a failed collection"
@@ -130,36 +67,6 @@ def scraped(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> It
             lambda: all(prometheus.query(as_bool(expr)) for expr in rule_exprs().values()), "every rule's series"
         )
         yield prometheus
-
-
-def make_traffic(public: str, staff: str, database: TestDatabase) -> None:
-    """Calls of every outcome the rules count: good ones, a refused credential, and UNAVAILABLE."""
-    with httpx.Client(timeout=30) as client:
-        overview = {"encoding": "json", "message": "{}"}
-        assert client.get(public + OVERVIEW_PATH, params=overview).status_code == 200
-        assert client.get(public + "/readyz").status_code == 200
-        json_post = {"content-type": "application/json"}
-        ok = client.post(
-            staff + SUMMARY_PATH, content=b"{}", headers={**json_post, "authorization": f"Bearer {staff_token()}"}
-        )
-        assert ok.status_code == 200, ok.text
-        refused = client.post(staff + SUMMARY_PATH, content=b"{}", headers=json_post)
-        assert refused.status_code == 401
-        # The shared read cannot finish while the table is locked: past READ_TIMEOUT_SECONDS, callers get UNAVAILABLE.
-        with psycopg.connect(database.dsn(), autocommit=False) as lock:
-            lock.execute("LOCK TABLE tenant.organizations IN ACCESS EXCLUSIVE MODE")
-            # Until the one-second cache has run out, callers still get the last answer.
-            unavailable = 0
-
-            def third_unavailable() -> bool:
-                nonlocal unavailable
-                answer = client.get(public + OVERVIEW_PATH, params=overview)
-                assert answer.status_code in {200, 503}, answer.text
-                unavailable += answer.status_code == 503
-                return unavailable == 3
-
-            eventually(third_unavailable, "the public API answering UNAVAILABLE with its table locked", every=0)
-            lock.rollback()
 
 
 def rule_exprs() -> dict[str, str]:
@@ -182,6 +89,12 @@ def check_every_deployable_is_scraped_under_its_name(scraped: RunningPrometheus)
     assert up == dict.fromkeys(
         ["platform-public-api", "platform-admin-api", "cluster-worker-inventory", "cluster-worker-reconcile"], "1"
     )
+
+
+def check_each_worker_exports_only_its_own_modes_series(scraped: RunningPrometheus) -> None:
+    for job, own, other in ((INVENTORY, "inventory", "reconcile"), (RECONCILE, "reconcile", "inventory")):
+        assert scraped.query(f'{{job="{job}", __name__=~"fleet_{own}_.+"}}'), f"{job} exports none of its series"
+        assert not scraped.query(f'{{job="{job}", __name__=~"fleet_{other}_.+"}}'), f"{job} exports {other}'s"
 
 
 def check_every_rule_evaluates_over_real_series_with_the_labels_it_prints(scraped: RunningPrometheus) -> None:
@@ -235,6 +148,7 @@ def test_a_real_prometheus_scrapes_every_deployable_and_finds_what_rules_and_das
 ) -> None:
     """One system start for every check (each is a function above, so a failure names what broke)."""
     check_every_deployable_is_scraped_under_its_name(scraped)
+    check_each_worker_exports_only_its_own_modes_series(scraped)
     check_the_series_carry_the_label_values_the_rules_select(scraped)
     check_every_rule_evaluates_over_real_series_with_the_labels_it_prints(scraped)
     check_prometheus_evaluates_the_loaded_rules_without_errors(scraped)
