@@ -14,8 +14,8 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import pytest
-from prometheus_client import REGISTRY
 
+from collector.inventory.metrics import REGISTRY
 from collector.inventory.reading import ClusterRow
 from common.naming import namespace_name
 from tests.collector.test_sim import rows
