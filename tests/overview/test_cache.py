@@ -48,7 +48,9 @@ def make_cache(
     clock: FakeClock,
     *,
     ttl: float = 60,
-    read_timeout: float = 5.0,
+    # The read's deadline is real time: only the test of the deadline sets a short one. On a loaded
+    # machine 200 callers may take seconds to line up, and a deadline passing then would release them.
+    read_timeout: float = 3600.0,
     lookups: list[Outcome] | None = None,
 ) -> SingleFlightCache[str]:
     return SingleFlightCache(

@@ -370,3 +370,10 @@ def test_the_reader_finds_helper_calls_forwarded_names_and_plain_gets() -> None:
     assert not shows_default("5000 staff", 5)
     assert shows_default("none", ())
     assert reads.old_names["INVENTORY_INTERVAL"] == "INVENTORY_INTERVAL_SECONDS"  # env_float(..., old="...")
+
+
+# Read at import (collection, before any test starts a thread): CPython 3.11's AST constructor keeps one
+# recursion counter per interpreter, and another thread formatting a traceback (which parses the
+# failing line) at the same moment makes a parse fail with "recursion depth mismatch"
+# (python/cpython#106905).
+code_reads()

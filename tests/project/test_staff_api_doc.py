@@ -142,6 +142,23 @@ def service_trees() -> dict[str, ast.Module]:
     }
 
 
+# Both parsed once, when the module is imported (collection, before any test starts a thread): CPython
+# 3.11's AST constructor keeps one recursion counter per interpreter, and another thread formatting a
+# traceback (which parses the failing line) at the same moment makes a parse fail with "recursion depth
+# mismatch" (python/cpython#106905). Nothing here changes the trees.
+SERVICE_TREES = service_trees()
+# A module of a made-up RPC whose refusal the errors table does not name.
+WIDGETS_TREE = ast.parse("""
+def checked_colour(name: str, value: str) -> str:
+    if value not in {"red", "blue"}:
+        raise InvalidArgument(f"{name} must be red or blue")
+    return value
+
+def list_widgets(request):
+    return checked_colour("colour", request.colour)
+""")
+
+
 def _functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -297,7 +314,7 @@ def test_the_rpc_table_has_a_row_per_rpc_naming_every_request_field() -> None:
 
 def test_the_errors_table_names_every_field_the_code_refuses() -> None:
     fields = {f for names in request_fields(current_proto()).values() for f in names}
-    refusals = code_refusals(service_trees(), fields)
+    refusals = code_refusals(SERVICE_TREES, fields)
     problems = refusal_problems(refusals, DOC.read_text())
     assert not problems, "\n".join(problems)
     # Spot checks of each way a refusal is read, so a change to the reader cannot quietly find less.
@@ -323,16 +340,7 @@ def test_a_new_rpc_or_request_field_without_its_row_fails() -> None:
 
 
 def test_a_refusal_of_a_field_the_errors_table_does_not_name_fails() -> None:
-    code = """
-def checked_colour(name: str, value: str) -> str:
-    if value not in {"red", "blue"}:
-        raise InvalidArgument(f"{name} must be red or blue")
-    return value
-
-def list_widgets(request):
-    return checked_colour("colour", request.colour)
-"""
-    trees = {**service_trees(), "services/fleet/widgets.py": ast.parse(code)}
+    trees = {**SERVICE_TREES, "services/fleet/widgets.py": WIDGETS_TREE}
     fields = {f for names in request_fields(current_proto()).values() for f in names} | {"colour"}
     problems = refusal_problems(code_refusals(trees, fields), DOC.read_text())
     assert problems == [
