@@ -5,7 +5,8 @@
 
 GARDENER_MODE decides, here and nowhere else, whether the garden and the shoots are real (kube/) or
 described by the database (mock.py); INVENTORY_SOURCE whether a real shoot is read through its API
-server (kube/) or its Prometheus (prometheus/).
+server (kube/) or its Prometheus (prometheus/), and for the latter PROMETHEUS_PARTS and
+PROMETHEUS_OTHERS_FROM what it lacks is read with (inventory/split.py: viewerkubeconfig, never admin).
 """
 
 from __future__ import annotations
