@@ -6,8 +6,10 @@ One fleet-sim process (the fan-out benchmark's fleet and profile, the latency ad
 of the garden, of every shoot's API server and of every shoot's Prometheus) and one database. The
 same clusters are collected four times, each round timed with the CPU of the worker, the simulator
 and PostgreSQL: the API-server source (INVENTORY_SOURCE=apiserver) cold (every credential minted)
-and warm (credentials cached), then the Prometheus source (INVENTORY_SOURCE=prometheus) cold (every
-monitoring secret read) and warm (secrets cached). Per source it reports the round against its
+and warm (credentials cached), then the Prometheus source (INVENTORY_SOURCE=prometheus, split as the
+worker's default: the nodes from fleet-sim's stock Gardener shoot Prometheus, the rest from the API
+server with viewerkubeconfig) cold (every monitoring secret read and viewer credential minted) and
+warm (both cached). Per source it reports the round against its
 ideal (clusters x requests per cluster x latency / workers), the worker's CPU per cluster, the
 requests and body bytes per cluster, and the credentials minted (and secrets read) per round. Then
 it compares what the two stored: every cluster, node pool and namespace snapshot number, printing
@@ -45,6 +47,7 @@ from collector.inventory.loop import InventoryLoop, RoundSummary
 from collector.inventory.monitoring_reader import MonitoringReader
 from collector.inventory.reading import ClusterReader, ClusterRow
 from collector.inventory.sources import SOURCES
+from collector.inventory.split import Split
 from collector.kube.credential_cache import CredentialCache, renew_margin
 from collector.kube.limits import DEFAULT_LIMITS
 from collector.prometheus.http import tls_context
@@ -150,7 +153,9 @@ async def measure(
         timeout = 60.0
         settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
         credentials = CredentialCache(gardener, kind="admin", lifetime_seconds=3600, renew_before=renew_margin(timeout))
+        viewers = CredentialCache(gardener, kind="viewer", lifetime_seconds=3600, renew_before=renew_margin(timeout))
         resolver = MonitoringResolver(gardener, ttl_seconds=3600)
+        split = Split()  # the worker's default: the nodes from the Prometheus, the rest with viewerkubeconfig
         readers: dict[str, ClusterReader] = {
             # Both with the worker's own bounds (its defaults).
             "apiserver": GardenReader(
@@ -162,9 +167,19 @@ async def measure(
                 sources=SOURCES,
                 timeout_seconds=timeout,
                 context=tls_context(kubeconfig.parent / CA_FILE),
+                split=split,
+                apiserver=GardenReader(
+                    gardener,
+                    viewers,
+                    sources=split.apiserver_sources(SOURCES),
+                    timeout_seconds=timeout,
+                    limits=DEFAULT_LIMITS,
+                    nodes=False,
+                ),
                 limits=DEFAULT_LIMITS,
             ),
         }
+        minting = {"apiserver": credentials, "prometheus": viewers}
         stored: dict[str, Snapshots] = {}
         ratios: list[float] = []
         _, clusters = await clusters_with_a_shoot(side, shoots)
@@ -174,7 +189,7 @@ async def measure(
             for phase in ("cold", "warm"):
                 ratios.append(
                     await one_round(
-                        f"{source}_{phase}", loop, clusters, credentials, resolver, pids, workers, latency, figures
+                        f"{source}_{phase}", loop, clusters, minting[source], resolver, pids, workers, latency, figures
                     )
                 )
             stored[source] = snapshots(admin_dsn)
@@ -240,7 +255,7 @@ def read(results: Sequence[Result]) -> Reading:
     note = size_note(run) or f"{f['apiserver_warm_clusters']:,.0f} shoots, 64 workers, 50 ms per call, one run"
     rows: list[Row] = []
     for source, label in SOURCE_LABELS.items():
-        warm_label = "credentials cached" if source == "apiserver" else "monitoring secrets cached"
+        warm_label = "credentials cached" if source == "apiserver" else "secrets and viewer credentials cached"
         for phase, cached in (("cold", "nothing cached"), ("warm", warm_label)):
             key = f"{source}_{phase}"
             rows.append(

@@ -25,6 +25,10 @@ DELETION_TIMEOUT_INTERVALS = 3
 GARDENER_MODES = ("mock", "real")
 CREDENTIAL_KINDS = ("admin", "viewer")
 INVENTORY_SOURCES = ("apiserver", "prometheus")
+# INVENTORY_SOURCE=prometheus: what PROMETHEUS_PARTS may name and where the rest may come from
+# (collector/inventory/split.py says what each means).
+PROMETHEUS_PARTS = ("nodes", "pods")
+PROMETHEUS_OTHERS_FROM = ("viewer", "nowhere")
 
 MIB = 1 << 20
 # The answers' byte bounds (collector/kube/limits.py says how they are sized from Kubernetes' limits).
@@ -106,6 +110,12 @@ class InventorySettings:
     None: the system's trust store."""
     monitoring_ttl_seconds: float = 300.0
     """PROMETHEUS_RESOLVE_TTL_SECONDS: seconds a resolved monitoring secret (address and credentials) is reused."""
+    prometheus_parts: tuple[str, ...] = ("nodes",)
+    """PROMETHEUS_PARTS: what the Prometheus source reads from the shoot's Prometheus: `nodes` (always), and
+    `pods` where a kube-state-metrics watching every namespace is scraped (a stock Gardener shoot has none)."""
+    prometheus_others_from: str = "viewer"
+    """PROMETHEUS_OTHERS_FROM: what reads the rest (tenant namespaces, pods unless from the Prometheus, the other
+    ledger types): `viewer` (the shoot's API server with viewerkubeconfig) or `nowhere` (those types not read)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +181,7 @@ class Settings:
             raise SettingsError(
                 "INVENTORY_SOURCE=prometheus needs GARDENER_MODE=real (the monitoring secrets are in the garden)"
             )
+        parts, others_from = _prometheus_split(env)
         ca_raw = env_str(env, "PROMETHEUS_CA_FILE", "")
         ca_file = Path(ca_raw).expanduser() if ca_raw else None
         if ca_file is not None and not ca_file.is_file():
@@ -219,6 +230,8 @@ class Settings:
                 monitoring_ttl_seconds=env_float(
                     env, "PROMETHEUS_RESOLVE_TTL_SECONDS", 300.0, minimum=1.0, old="PROMETHEUS_RESOLVE_TTL"
                 ),
+                prometheus_parts=parts,
+                prometheus_others_from=others_from,
             ),
             reconcile=ReconcileSettings(
                 interval_seconds=reconcile_interval,
@@ -238,6 +251,24 @@ class Settings:
             event_loop=event_loop_from_env(env),
             gc_threshold=gc_threshold_from_env(env),
         )
+
+
+def _prometheus_split(env: Mapping[str, str]) -> tuple[tuple[str, ...], str]:
+    """PROMETHEUS_PARTS and PROMETHEUS_OTHERS_FROM, checked against each other. (INVENTORY_CREDENTIAL is not
+    read by the Prometheus source: what it reads from the API server it reads with viewerkubeconfig.)"""
+    raw = env_str(env, "PROMETHEUS_PARTS", "nodes")
+    parts = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+    unknown = [part for part in parts if part not in PROMETHEUS_PARTS]
+    if unknown or "nodes" not in parts:
+        raise SettingsError(
+            f"PROMETHEUS_PARTS={raw!r}: expected `nodes` or `nodes,pods` (what the shoot's Prometheus is read for)"
+        )
+    others_from = env_choice(env, "PROMETHEUS_OTHERS_FROM", "viewer", PROMETHEUS_OTHERS_FROM)
+    if others_from == "nowhere" and "pods" not in parts:
+        raise SettingsError(
+            "PROMETHEUS_OTHERS_FROM=nowhere needs PROMETHEUS_PARTS=nodes,pods (the pods must come from somewhere)"
+        )
+    return parts, others_from
 
 
 def _mib(env: Mapping[str, str], name: str, default: float) -> int:

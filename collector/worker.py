@@ -5,13 +5,14 @@
 
 GARDENER_MODE decides, here and nowhere else, whether the garden and the shoots are real (kube/) or
 described by the database (mock.py); INVENTORY_SOURCE whether a real shoot is read through its API
-server (kube/) or its Prometheus (prometheus/).
+server (kube/) or its Prometheus (prometheus/), and for the latter PROMETHEUS_PARTS and
+PROMETHEUS_OTHERS_FROM what it lacks is read with (inventory/split.py: viewerkubeconfig, never admin).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +22,8 @@ from collector.inventory.garden_reader import GardenReader
 from collector.inventory.loop import InventoryLoop
 from collector.inventory.monitoring_reader import MonitoringReader
 from collector.inventory.reading import ClusterReader
-from collector.inventory.sources import SOURCES
+from collector.inventory.sources import SOURCES, LedgerSource
+from collector.inventory.split import Split
 from collector.kube.client import garden_client
 from collector.kube.credential_cache import CredentialCache, renew_margin
 from collector.kube.garden import Gardener, RealGardener
@@ -110,18 +112,18 @@ def build_reader(worker: Worker) -> ClusterReader:
     if settings.gardener.mode == "mock":
         return MockReader(worker.pool, sources=SOURCES)
     if settings.inventory.source == "prometheus":
-        # The monitoring credential is read-only and comes from a secret: no shoot credential is minted.
-        return MonitoringReader(
-            worker.gardener,
-            MonitoringResolver(worker.gardener, ttl_seconds=settings.inventory.monitoring_ttl_seconds),
-            sources=SOURCES,
-            timeout_seconds=settings.inventory.timeout_seconds,
-            context=tls_context(settings.inventory.prometheus_ca_file),
-            limits=response_limits(settings),
-        )
+        return monitoring_reader(worker)
+    return garden_reader(worker, kind=settings.gardener.credential)
+
+
+def garden_reader(
+    worker: Worker, *, kind: str, sources: Sequence[LedgerSource] = SOURCES, nodes: bool = True
+) -> GardenReader:
+    """The shoots' API servers read with a credential of `kind` (`admin` or `viewer`) minted from Gardener."""
+    settings = worker.settings
     credentials = CredentialCache(
         worker.gardener,
-        kind=settings.gardener.credential,
+        kind=kind,
         lifetime_seconds=settings.gardener.credential_lifetime_seconds,
         renew_before=renew_margin(settings.inventory.timeout_seconds),
         clock=worker.clock,
@@ -129,10 +131,35 @@ def build_reader(worker: Worker) -> ClusterReader:
     return GardenReader(
         worker.gardener,
         credentials,
-        sources=SOURCES,
+        sources=sources,
         timeout_seconds=settings.inventory.timeout_seconds,
         limits=response_limits(settings),
         ledger_max_per_type=settings.inventory.ledger_max_per_type,
+        nodes=nodes,
+    )
+
+
+def monitoring_reader(worker: Worker) -> MonitoringReader:
+    """INVENTORY_SOURCE=prometheus: the shoots' Prometheus (the monitoring secret's read-only credential), and
+    for what it lacks (collector/inventory/split.py) their API servers with viewerkubeconfig, never admin."""
+    inventory = worker.settings.inventory
+    split = Split.from_settings(inventory.prometheus_parts, inventory.prometheus_others_from)
+    apiserver = (
+        garden_reader(worker, kind="viewer", sources=split.apiserver_sources(SOURCES), nodes=False)
+        if split.reads_apiserver
+        else None
+    )
+    return MonitoringReader(
+        worker.gardener,
+        MonitoringResolver(worker.gardener, ttl_seconds=inventory.monitoring_ttl_seconds),
+        sources=SOURCES,
+        timeout_seconds=inventory.timeout_seconds,
+        context=tls_context(inventory.prometheus_ca_file),
+        split=split,
+        apiserver=apiserver,
+        limits=response_limits(worker.settings),
+        clock=worker.clock,
+        ledger_max_per_type=inventory.ledger_max_per_type,
     )
 
 

@@ -1,7 +1,7 @@
 """Entry point of `fleet-sim`: a simulated Gardener landscape on loopback (docs/simulator.md).
 
     fleet-sim [--fleet test|demo|scale | --huge-shoot] [--seed N] [--host H] [--port P]
-              [--latency SECONDS] [--state-dir DIR] [--hostile]
+              [--latency SECONDS] [--state-dir DIR] [--hostile] [--monitoring-stack gardener|fuller]
 
 Prints where the garden kubeconfig was written, then serves until SIGINT/SIGTERM. Every option
 has an environment variable (FLEET_SIM_*) as its default; this is the only module that reads the
@@ -23,6 +23,7 @@ from common.eventloop import EVENT_LOOPS, event_loop_from_env
 from common.garbage_collection import gc_threshold_from_env, set_gc_threshold
 from common.settings import SettingsError, env_float, env_int, env_str
 from common.signals import stop_event
+from sim.api.prometheus.monitoring import GARDENER, STACKS
 from sim.api.simulator import SimSettings
 from sim.runner import SimServer
 from sim.world.fleets import FLEET_NAMES, fleet_of_organizations, huge_fleet, named_fleet
@@ -84,6 +85,13 @@ def build_parser(env: Mapping[str, str]) -> argparse.ArgumentParser:
         help="hostile mode: the first serving shoots each play one hostile answer (sim/api/faults/hostile.py)",
     )
     parser.add_argument(
+        "--monitoring-stack",
+        choices=STACKS,
+        default=env_str(env, "FLEET_SIM_MONITORING_STACK", GARDENER),
+        help="what each shoot's Prometheus holds: `gardener` (a stock Gardener shoot Prometheus: nodes and"
+        " kube-system only; the default) or `fuller` (a landscape's own kube-state-metrics: every namespace)",
+    )
+    parser.add_argument(
         "--state-dir",
         type=Path,
         default=Path(env_str(env, "FLEET_SIM_STATE_DIR", str(PROJECT_DIR / ".fleet" / "sim"))),
@@ -126,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         fleet, profile = named_fleet(args.fleet, args.seed), DEFAULT_PROFILE
     server = SimServer(fleet, settings, profile=profile, state_dir=args.state_dir)
+    server.sim.monitoring.start_with(args.monitoring_stack)
     if args.huge_shoot:
         # Built before listening, so a benchmark's first list does not pay for 150,000 records.
         for key in server.control.shoot_keys():

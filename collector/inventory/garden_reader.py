@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from uuid import UUID
 
 from collector.inventory.reading import ClusterRow, CredentialFailed, Reading
 from collector.inventory.shoot import DEFAULT_LEDGER_MAX_PER_TYPE, read_shoot
@@ -18,7 +19,7 @@ from collector.inventory.sources import LedgerSource
 from collector.kube.client import shoot_client
 from collector.kube.credential_cache import CredentialCache
 from collector.kube.errors import KubeError, Unauthorized
-from collector.kube.garden import Gardener
+from collector.kube.garden import Gardener, ShootRef
 from collector.kube.limits import DEFAULT_LIMITS, ResponseLimits
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,9 @@ class GardenReader:
         page_size: int = 500,
         limits: ResponseLimits = DEFAULT_LIMITS,
         ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE,
+        nodes: bool = True,
     ) -> None:
+        """`nodes=False`: the node list is left out (the Prometheus source reads the nodes, split.py)."""
         self._gardener = gardener
         self._credentials = credentials
         self._sources = tuple(sources)
@@ -46,6 +49,7 @@ class GardenReader:
         self._ledger_timeout_seconds = timeout_seconds / 2
         self._limits = limits
         self._ledger_max_per_type = ledger_max_per_type
+        self._nodes = nodes
         self._shoots = ShootMap(gardener, page_size=page_size)
 
     async def prepare(self, clusters: Sequence[ClusterRow], *, full_round: bool) -> None:
@@ -53,11 +57,18 @@ class GardenReader:
         if full_round:
             self._credentials.forget_except({cluster.id for cluster in clusters})
 
+    def forget_except(self, cluster_ids: set[UUID]) -> None:
+        """Forget the credentials of clusters no longer collected (a reader sharing its shoot map calls it)."""
+        self._credentials.forget_except(cluster_ids)
+
     async def read(self, cluster: ClusterRow) -> Reading:
-        ref = self._shoots.ref(cluster)
+        return await self.read_shoot(cluster.id, self._shoots.ref(cluster))
+
+    async def read_shoot(self, cluster_id: UUID, ref: ShootRef) -> Reading:
+        """Read the cluster's shoot `ref` (for a reader that mapped it itself). Raises KubeError or CollectError."""
         for attempt in (1, 2):
             try:
-                credential = await self._credentials.get(cluster.id, ref)
+                credential = await self._credentials.get(cluster_id, ref)
             except KubeError as e:
                 raise CredentialFailed(f"cannot get a credential for shoot {ref}: {e}") from e
             client = shoot_client(credential, timeout_seconds=self._timeout_seconds, name=str(ref), limits=self._limits)
@@ -67,13 +78,14 @@ class GardenReader:
                     self._sources,
                     ledger_timeout_seconds=self._ledger_timeout_seconds,
                     ledger_max_per_type=self._ledger_max_per_type,
+                    nodes=self._nodes,
                 )
             except Unauthorized:
                 if attempt == 2:
                     raise
                 # Revoked or rotated: drop it and try once more with a fresh one.
-                self._credentials.drop(cluster.id)
-                logger.info("shoot refused the credential; minting a new one", extra={"cluster_id": str(cluster.id)})
+                self._credentials.drop(cluster_id)
+                logger.info("shoot refused the credential; minting a new one", extra={"cluster_id": str(cluster_id)})
             finally:
                 await client.close()
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises

@@ -150,8 +150,14 @@ async def read_shoot(
     *,
     ledger_timeout_seconds: float,
     ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE,
+    nodes: bool = True,
 ) -> Reading:
-    """Read one shoot completely. Raises KubeError when nodes, namespaces or pods cannot be read."""
+    """Read one shoot completely. Raises KubeError when nodes, namespaces or pods cannot be read.
+
+    `nodes=False` leaves the node list out unless a ledger source needs it (the Prometheus source
+    reads the nodes from kube-state-metrics, collector/inventory/split.py): the reading's node
+    numbers are then 0.
+    """
     start_requests, start_bytes = client.requests, client.bytes_read
     labels: dict[str, str] = {}
 
@@ -204,7 +210,11 @@ async def read_shoot(
             )
             for path, group in grouped.items()
         ),
-        client.stream_list(NODES_PATH, fold_nodes, query={"resourceVersion": WATCH_CACHE}),
+        *(
+            (client.stream_list(NODES_PATH, fold_nodes, query={"resourceVersion": WATCH_CACHE}),)
+            if nodes or node_sources
+            else ()
+        ),
         client.stream_list(
             PODS_PATH,
             fold_pods,

@@ -1,7 +1,12 @@
 """The kube-state-metrics queries of one cluster and what their answers mean, read strictly.
 
-Five instant queries per cluster, each aggregated on the Prometheus so an answer is a handful of
-series (one per pool, resource or namespace), never one per node or pod:
+Up to six instant queries per cluster, in two groups. The node queries (`NODE_QUERIES`) need only
+what a stock Gardener shoot Prometheus holds (its kube-state-metrics watches nodes and kube-system
+alone, with every node label allow-listed); the pod queries (`POD_QUERIES`) need a kube-state-metrics
+that watches every namespace, which only a landscape that runs its own has
+(`collector/inventory/split.py` chooses which groups are sent). Each is aggregated on the
+Prometheus so an answer is a handful of series (one per pool, resource or namespace), never one
+per pod; the node ledger's is one per node:
 
 - nodes per worker, and (summed) all nodes:
   `count by (<pool label>) (kube_node_labels)`;
@@ -9,12 +14,14 @@ series (one per pool, resource or namespace), never one per node or pod:
   `sum by (<pool label>) (<Ready condition> * on (node) group_left (<pool label>) kube_node_labels)`;
 - allocatable cores, bytes and pods over every node:
   `sum by (resource, unit) (kube_node_status_allocatable{resource=~"cpu|memory|pods"})`;
+- each node's cloud id, for the ledger's `kubernetes.node` rows:
+  `max by (node, provider_id) (kube_node_info)`;
 - pods not Succeeded or Failed per namespace:
   `sum by (namespace) (kube_pod_status_phase{phase!~"Succeeded|Failed"})`;
 - each namespace's `fundament.io/namespace-id`:
   `max by (namespace, <namespace-id label>) (kube_namespace_labels)`.
 
-All five are evaluated at one time (`time=`, chosen once per collection), so they see one state
+All of them are evaluated at one time (`time=`, chosen once per collection), so they see one state
 of the cluster even when a scrape lands between two of them: a node added meanwhile cannot make
 the Ready nodes outnumber the nodes, nor the allocatable sums disagree with the node counts.
 Prometheus stamps every sample of an instant query with its evaluation time; an answer stamped
@@ -29,8 +36,14 @@ the cluster's totals are still read and its pools keep their previous counts (`p
 False). Without the namespace-id label the answer gives every namespace by name (`pods_by_name`),
 and the store matches each live namespace by the name Fundament's provisioning side generates for
 it, only where that is certain (`collector/inventory/namespaces.py`). An empty `kube_namespace_labels` (every
-cluster has namespaces) means kube-state-metrics is not scraped at all: the collection fails
-instead of storing zeros.
+cluster has namespaces) means no kube-state-metrics watching every namespace is scraped (a stock
+Gardener shoot Prometheus has none): the collection fails instead of storing zeros. Gardener
+allow-lists every node label (`nodes=[*]`), so the pool label is there on a stock shoot.
+
+A node's cloud id is `kube_node_info`'s `provider_id` (kube-state-metrics copies `spec.providerID`; an
+empty one is an absent label in Prometheus, as a node without one has no id in the API-server
+source). No `kube_node_info` at all while there are nodes means it is not exported: the node ledger
+is then not read (`node_ids` None), never read as "every node is gone".
 """
 
 from __future__ import annotations
@@ -52,15 +65,22 @@ POOL_SERIES_LABEL = exported_label(POOL_LABEL)
 NAMESPACE_ID_SERIES_LABEL = exported_label(NAMESPACE_ID_LABEL)
 READY = 'kube_node_status_condition{condition="Ready",status="true"}'
 
-QUERIES: dict[str, str] = {
+NODE_QUERIES: dict[str, str] = {
     "pool_nodes": f"count by ({POOL_SERIES_LABEL}) (kube_node_labels)",
     "pool_ready": (
         f"sum by ({POOL_SERIES_LABEL}) ({READY} * on (node) group_left ({POOL_SERIES_LABEL}) kube_node_labels)"
     ),
     "allocatable": 'sum by (resource, unit) (kube_node_status_allocatable{resource=~"cpu|memory|pods"})',
+    "node_ids": "max by (node, provider_id) (kube_node_info)",
+}
+"""What a stock Gardener shoot Prometheus can answer: the nodes' numbers and ids."""
+POD_QUERIES: dict[str, str] = {
     "namespace_pods": 'sum by (namespace) (kube_pod_status_phase{phase!~"Succeeded|Failed"})',
     "namespace_ids": f"max by (namespace, {NAMESPACE_ID_SERIES_LABEL}) (kube_namespace_labels)",
 }
+"""What only a kube-state-metrics watching every namespace can answer: pods per namespace."""
+QUERIES: dict[str, str] = {**NODE_QUERIES, **POD_QUERIES}
+"""Every query the collector may send (the differential test of fleet-sim's PromQL runs each)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,17 +90,26 @@ class Sample:
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterMetrics:
-    """One cluster's numbers as its Prometheus gave them."""
+class NodeMetrics:
+    """One cluster's node numbers and node ids as its Prometheus gave them (NODE_QUERIES)."""
 
     nodes: int
     ready_nodes: int
-    pods: int
     allocatable_pods: int
     cpu_allocatable_millicores: int
     memory_allocatable_bytes: int
     pool_nodes: dict[str, tuple[int, int]]
     pools_known: bool
+    node_ids: dict[str, str | None] | None
+    """Node name -> its cloud id (`provider_id`; None when the node has none), or None when
+    `kube_node_info` is not exported at all although there are nodes (the node ledger is then not read)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodMetrics:
+    """One cluster's pods as its Prometheus gave them (POD_QUERIES)."""
+
+    pods: int
     namespace_pods: dict[UUID, int]
     """By namespace id, when the id label is exported (else empty)."""
     pods_by_name: dict[str, int] | None
@@ -151,18 +180,53 @@ def by_pool(samples: list[Sample], what: str) -> tuple[int, dict[str, int]]:
     return total, pools
 
 
-def cluster_metrics(samples: Mapping[str, list[Sample]], what: str) -> ClusterMetrics:
-    """The numbers of one cluster from the samples of QUERIES (by name, each read with `vector`). Raises BadResponse."""
+def node_metrics(samples: Mapping[str, list[Sample]], what: str) -> NodeMetrics:
+    """The node numbers of one cluster from the samples of NODE_QUERIES (by name). Raises BadResponse."""
     nodes, pool_nodes = by_pool(samples["pool_nodes"], f"{what} query pool_nodes")
     ready, pool_ready = by_pool(samples["pool_ready"], f"{what} query pool_ready")
     if ready > nodes:
         raise BadResponse(f"{what}: {ready} Ready nodes of {nodes}; the series disagree")
     allocatable = {(s.labels.get("resource", ""), s.labels.get("unit", "")): s.value for s in samples["allocatable"]}
+    return NodeMetrics(
+        nodes=nodes,
+        ready_nodes=ready,
+        allocatable_pods=whole(allocatable.get(("pods", "integer"), 0.0), f"{what}: allocatable pods"),
+        cpu_allocatable_millicores=round(allocatable.get(("cpu", "core"), 0.0) * 1000),
+        memory_allocatable_bytes=whole(allocatable.get(("memory", "byte"), 0.0), f"{what}: allocatable memory"),
+        pool_nodes={worker: (count, pool_ready.get(worker, 0)) for worker, count in pool_nodes.items()},
+        # Nodes but no pool label on any of them: the label is not exported (not allow-listed).
+        pools_known=nodes == 0 or bool(pool_nodes),
+        node_ids=_node_ids(samples["node_ids"], nodes, f"{what} query node_ids"),
+    )
+
+
+def _node_ids(samples: list[Sample], nodes: int, what: str) -> dict[str, str | None] | None:
+    """Node name -> provider id; None when kube_node_info is not exported. Raises BadResponse."""
+    if nodes and not samples:
+        return None  # no kube_node_info at all: "not exported", never "no nodes" (that would close every row)
+    ids: dict[str, str | None] = {}
+    for sample in samples:
+        name = sample.labels.get("node", "")
+        if not name:
+            raise BadResponse(f"{what}: a kube_node_info series has no node label")
+        if name in ids:
+            raise BadResponse(f"{what}: node {truncate(name, 80)!r} has two provider ids; the series disagree")
+        # An empty label is an absent one in Prometheus: a node without spec.providerID.
+        ids[name] = sample.labels.get("provider_id", "").strip() or None
+    if len(ids) != nodes:
+        raise BadResponse(f"{what}: kube_node_info has {len(ids)} nodes, kube_node_labels {nodes}; the series disagree")
+    return ids
+
+
+def pod_metrics(samples: Mapping[str, list[Sample]], what: str) -> PodMetrics:
+    """The pods of one cluster from the samples of POD_QUERIES (by name). Raises BadResponse."""
     ids: dict[str, UUID] = {}
     namespaces = samples["namespace_ids"]
     if not namespaces:
         raise BadResponse(
-            f"{what}: kube_namespace_labels is empty, so kube-state-metrics is not scraped; nothing was stored"
+            f"{what}: kube_namespace_labels is empty, so no kube-state-metrics watching every namespace is scraped"
+            " (a stock Gardener shoot Prometheus has none: read pods from the API server, PROMETHEUS_PARTS=nodes);"
+            " nothing was stored"
         )
     exported = any(s.labels.get(NAMESPACE_ID_SERIES_LABEL) for s in namespaces)
     for sample in namespaces:
@@ -183,16 +247,4 @@ def cluster_metrics(samples: Mapping[str, list[Sample]], what: str) -> ClusterMe
     if exported:
         for name, namespace_id in ids.items():
             by_id[namespace_id] = by_id.get(namespace_id, 0) + pods_by_name.get(name, 0)
-    return ClusterMetrics(
-        nodes=nodes,
-        ready_nodes=ready,
-        pods=pods,
-        allocatable_pods=whole(allocatable.get(("pods", "integer"), 0.0), f"{what}: allocatable pods"),
-        cpu_allocatable_millicores=round(allocatable.get(("cpu", "core"), 0.0) * 1000),
-        memory_allocatable_bytes=whole(allocatable.get(("memory", "byte"), 0.0), f"{what}: allocatable memory"),
-        pool_nodes={worker: (count, pool_ready.get(worker, 0)) for worker, count in pool_nodes.items()},
-        # Nodes but no pool label on any of them: the label is not exported (not allow-listed).
-        pools_known=nodes == 0 or bool(pool_nodes),
-        namespace_pods=by_id,
-        pods_by_name=None if exported else pods_by_name,
-    )
+    return PodMetrics(pods=pods, namespace_pods=by_id, pods_by_name=None if exported else pods_by_name)

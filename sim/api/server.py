@@ -7,6 +7,8 @@ docs/architecture.md, 'fleet-sim is a pure Kubernetes fake on one port'):
   (`sim/runner.py` mounts `sim/control/endpoint.py`), so the API knows nothing of control;
 - `/shoots/<project>--<name>/...` one shoot's API server, see `sim/api/apiservers/shoot.py`;
 - `/prometheus/<project>--<name>/...` one shoot's Prometheus, see `sim/api/prometheus/http_api.py`;
+- `/kube-state-metrics/<project>--<name>/metrics` its kube-state-metrics exposition, see
+  `sim/api/prometheus/exposition.py` (what a real Prometheus scrapes in the tests);
 - everything else: the garden's API server, see `sim/api/apiservers/garden.py`.
 
 Each API request goes through one pipeline, in this order: log it; the configured latency;
@@ -45,6 +47,7 @@ from sim.api.machinery.status import (
     service_unavailable,
     unauthorized,
 )
+from sim.api.prometheus.exposition import handle_metrics
 from sim.api.prometheus.http_api import error_reply as prometheus_error
 from sim.api.prometheus.http_api import flood_reply, handle_prometheus, unauthorized_reply, unavailable_reply
 from sim.api.requestlog import GARDEN, LoggedRequest
@@ -107,6 +110,7 @@ class SimApp:
         app.router.add_route("*", "/shoots/{key}", self._shoot)
         app.router.add_route("*", "/shoots/{key}/{tail:.*}", self._shoot)
         app.router.add_route("*", "/prometheus/{key}/{tail:.*}", self._prometheus)
+        app.router.add_route("GET", "/kube-state-metrics/{key}/metrics", self._metrics)
         app.router.add_route("*", "/{tail:.*}", self._garden)
         return app
 
@@ -167,6 +171,11 @@ class SimApp:
         if fault is not None and fault.kind in KUBECONFIG_FAULTS:
             reply = rewrite_kubeconfig(reply, fault)
         return await self._send(request, reply, fault)
+
+    async def _metrics(self, request: web.Request) -> web.StreamResponse:
+        """One shoot's kube-state-metrics exposition (sim/api/prometheus/exposition.py), for a real Prometheus to
+        scrape; not logged (a scrape every second would bury the collector's requests) and never faulted."""
+        return await self._send(request, handle_metrics(self.sim, request.match_info["key"]), None)
 
     async def _prometheus(self, request: web.Request) -> web.StreamResponse:
         """One shoot's Prometheus (sim/api/prometheus/http_api.py): the same pipeline, its own faults and errors."""

@@ -66,8 +66,12 @@ class Simulator:
         return f"{self.base_url}/shoots/{key}"
 
     def prometheus_url(self, key: str) -> str:
-        """The `prometheus-url` of the shoot's monitoring secret."""
-        return f"{self.base_url}/prometheus/{key}"
+        """The `prometheus-url` of the shoot's monitoring secret: fleet-sim's own, unless a test set another."""
+        return self.monitoring.urls.get(key) or f"{self.base_url}/prometheus/{key}"
+
+    def metrics_url(self, key: str) -> str:
+        """Where the shoot's kube-state-metrics exposition is served, for a real Prometheus to scrape."""
+        return f"{self.base_url}/kube-state-metrics/{key}/metrics"
 
     def garden_kubeconfig(self) -> Json:
         return kubeconfig(

@@ -208,6 +208,30 @@ class SimControl:
         self.sim.world.require_shoot(key)
         self.sim.monitoring.labels_exported[key] = exported
 
+    @on_loop
+    def set_monitoring_stack(self, stack: str, key: str | None = None) -> None:
+        """Which monitoring stack a shoot's Prometheus plays, for one shoot or (no key) every shoot without a
+        setting of its own: `gardener` (a stock Gardener shoot Prometheus, the default) or `fuller` (a
+        landscape's own kube-state-metrics watching every namespace)."""
+        if key is not None:
+            self.sim.world.require_shoot(key)
+        self.sim.monitoring.set_stack(stack, key)
+
+    @on_loop
+    def set_monitoring_url(self, key: str, url: str | None) -> None:
+        """Point the shoot's monitoring secret at another Prometheus (a real one scraping the shoot's
+        kube-state-metrics exposition); None: back to fleet-sim's own."""
+        self.sim.world.require_shoot(key)
+        if url is None:
+            self.sim.monitoring.urls.pop(key, None)
+        else:
+            self.sim.monitoring.urls[key] = url
+
+    @on_loop
+    def monitoring_password(self, key: str) -> str:
+        """The shoot's current monitoring password (what its secret holds), for a test's own Prometheus."""
+        return self.sim.monitoring.password(self.sim.world.require_shoot(key))
+
     # --- changing shoots -----------------------------------------------------------------------
 
     @on_loop
@@ -320,6 +344,8 @@ HTTP_ACTIONS: tuple[str, ...] = (
     "hostile_monitoring",
     "rotate_monitoring",
     "set_monitoring_labels",
+    "set_monitoring_stack",
+    "set_monitoring_url",
     "clear_faults",
     "faults",
     "compact",

@@ -130,6 +130,12 @@ class ControlClient:
     async def set_monitoring_labels(self, exported: bool, key: str | None = None) -> None:
         await self.call("set_monitoring_labels", exported=exported, key=key)
 
+    async def set_monitoring_stack(self, stack: str, key: str | None = None) -> None:
+        await self.call("set_monitoring_stack", stack=stack, key=key)
+
+    async def set_monitoring_url(self, key: str, url: str | None) -> None:
+        await self.call("set_monitoring_url", key=key, url=url)
+
     async def clear_faults(self, target: str | None = None) -> None:
         await self.call("clear_faults", target=target)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from collector.prometheus.queries import QUERIES
 from tests.collector.test_process import PROJECT, WAIT_SECONDS, ready_ids, real_worker_env, serving_labels
 from tests.collector.test_sim import assert_stored_equals_expected, rows
 from tests.fixtures.collector import FAULT_TIMEOUT_SECONDS, LATENCY_SECONDS, Collector, shoot_key_of
@@ -160,7 +161,7 @@ async def test_no_shoot_credential_is_minted_and_secrets_are_read_once_per_ttl(
     assert monitoring_collector.resolver is not None and monitoring_collector.resolver.reads == len(clusters)
     queries = [r for r in log if r.extra.get("api") == "prometheus"]
     assert all(r.api_path == "/api/v1/query" and r.method == "GET" for r in queries)
-    assert len(queries) == 3 * len(clusters) * 5, "five instant queries per cluster and round"
+    assert len(queries) == 3 * len(clusters) * len(QUERIES), "six instant queries per cluster and round"
 
 
 async def test_rotated_monitoring_credentials_are_resolved_again(
@@ -249,13 +250,32 @@ async def test_a_shoot_without_monitoring_fails_alone_as_monitoring_unavailable(
     assert "the shoot's Prometheus" in failed[0].error
 
 
-def test_the_worker_process_collects_through_prometheus_without_minting(
-    sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path
+# (fleet-sim's monitoring stack, the worker's split settings, the shoot credentials it may mint)
+PROCESS_SPLITS = [
+    ("gardener", {}, {"viewerkubeconfig"}),
+    ("fuller", {"PROMETHEUS_PARTS": "nodes,pods", "PROMETHEUS_OTHERS_FROM": "nowhere"}, set()),
+]
+
+
+@pytest.mark.parametrize(("stack", "split", "mints"), PROCESS_SPLITS, ids=["default-split", "prometheus-only"])
+def test_the_worker_process_collects_through_prometheus_without_an_admin_credential(
+    sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path, stack: str, split: dict[str, str], mints: set[str]
 ) -> None:
-    """`cluster-worker collect` as a process with INVENTORY_SOURCE=prometheus and the simulator's CA."""
+    """`cluster-worker collect` as a process with INVENTORY_SOURCE=prometheus and the simulator's CA: by
+    default against a stock Gardener shoot Prometheus (the rest read with viewerkubeconfig, even with
+    INVENTORY_CREDENTIAL=admin set), or from the Prometheus alone, minting nothing."""
+    sim.control.set_monitoring_stack(stack)
     ca_file = tmp_path / "ca.crt"
     ca_file.write_bytes(sim.server.sim.tls.ca_pem)
-    env = real_worker_env(sim, sim_database, tmp_path, INVENTORY_SOURCE="prometheus", PROMETHEUS_CA_FILE=str(ca_file))
+    env = real_worker_env(
+        sim,
+        sim_database,
+        tmp_path,
+        INVENTORY_SOURCE="prometheus",
+        PROMETHEUS_CA_FILE=str(ca_file),
+        INVENTORY_CREDENTIAL="admin",
+        **split,
+    )
     ready, served = ready_ids(sim_database), serving_labels(sim)
     chosen = sorted(cid for cid in ready if cid in served)[:3]
     sim.control.clear_requests()
@@ -275,7 +295,8 @@ def test_the_worker_process_collects_through_prometheus_without_minting(
     )
     assert {(r["cluster_id"], r["source"]) for r in stored} == {(cid, "prometheus") for cid in chosen}
     log = sim.control.requests()
-    assert not [r for r in log if r.api_path.endswith("kubeconfig")]
+    minted = {r.api_path.rsplit("/", 1)[-1] for r in log if r.api_path.endswith("kubeconfig")}
+    assert minted == mints, "never an adminkubeconfig"
     assert {r.target for r in log if r.extra.get("api") == "prometheus"} == {
         s.key for s in sim.shoots(lambda s: s.cluster_label in chosen)
     }

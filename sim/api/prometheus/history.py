@@ -3,8 +3,8 @@
 A real Prometheus keeps every scrape, and an instant query at `time=t` sees, per series, the latest
 sample at or before t: queries pinned to one time see one state of the cluster, however it changes
 between them. fleet-sim plays that with few copies. A shoot's state (its nodes, pods and
-namespaces, which are immutable records, kept as tuples of references, and whether
-kube-state-metrics exports labels) is captured when a query finds it changed since the shoot's
+namespaces, which are immutable records, kept as tuples of references, the monitoring stack and
+whether its kube-state-metrics exports labels) is captured when a query finds it changed since the shoot's
 previous query. The change happened after that previous query, so the new state is dated just
 after it (`since`): a query pinned to a time before the change keeps seeing the old state, one at
 or after it sees the new one. The first state a shoot is seen in has held forever (its world was
@@ -37,25 +37,29 @@ class ScrapedState:
     """One state of a shoot as its Prometheus holds it, from `since` until the next state's `since`."""
 
     since: float
-    version: tuple[int, int, int, bool]
+    version: tuple[int, int, int, bool, str]
     nodes: tuple[NodeRecord, ...]
     pods: tuple[PodRecord, ...]
     namespaces: tuple[NamespaceRecord, ...]
     labels_exported: bool
+    stack: str
+    """`gardener` or `fuller` (monitoring.py)."""
 
 
-def _version(contents: ShootContents, labels_exported: bool) -> tuple[int, int, int, bool]:
-    return (contents.nodes.version, contents.pods.version, contents.namespaces.version, labels_exported)
+def _version(contents: ShootContents, labels_exported: bool, stack: str) -> tuple[int, int, int, bool, str]:
+    return (contents.nodes.version, contents.pods.version, contents.namespaces.version, labels_exported, stack)
 
 
-def _capture(contents: ShootContents, labels_exported: bool, since: float) -> ScrapedState:
+def capture(contents: ShootContents, *, labels_exported: bool, stack: str, since: float) -> ScrapedState:
+    """The shoot's state now (also what its kube-state-metrics exposition serves)."""
     return ScrapedState(
         since=since,
-        version=_version(contents, labels_exported),
+        version=_version(contents, labels_exported, stack),
         nodes=tuple(contents.nodes.iter_from()),
         pods=tuple(contents.pods.iter_from()),
         namespaces=tuple(contents.namespaces.iter_from()),
         labels_exported=labels_exported,
+        stack=stack,
     )
 
 
@@ -81,15 +85,16 @@ class ScrapeHistory:
     _pending: dict[str, list[_Pending]] = field(default_factory=dict)
 
     def state_at(
-        self, key: str, contents: ShootContents, *, labels_exported: bool, now: float, at: float
+        self, key: str, contents: ShootContents, *, labels_exported: bool, stack: str, now: float, at: float
     ) -> ScrapedState | None:
         """The shoot's state as of `at` (None: older than every state kept), noting a change since the last query."""
         shoot = self._shoots.get(key)
         if shoot is None or shoot.contents is not contents:  # first seen, or the world was built again
-            shoot = self._shoots[key] = _Shoot(contents, [_capture(contents, labels_exported, -math.inf)], now)
-        elif shoot.states[-1].version != _version(contents, labels_exported):
+            first = capture(contents, labels_exported=labels_exported, stack=stack, since=-math.inf)
+            shoot = self._shoots[key] = _Shoot(contents, [first], now)
+        elif shoot.states[-1].version != _version(contents, labels_exported, stack):
             since = min(shoot.checked + RESOLUTION_SECONDS, now)
-            shoot.states.append(_capture(contents, labels_exported, since))
+            shoot.states.append(capture(contents, labels_exported=labels_exported, stack=stack, since=since))
         shoot.checked = max(shoot.checked, now)
         while len(shoot.states) > 1 and shoot.states[1].since < now - KEEP_SECONDS:
             shoot.states.pop(0)

@@ -1,4 +1,5 @@
-"""One shoot's Prometheus HTTP API: `GET /api/v1/query`, an instant query over its kube-state-metrics series.
+"""One shoot's Prometheus HTTP API: `GET /api/v1/query`, an instant query over its kube-state-metrics series,
+and `GET /api/v1/status/config`, its configuration's external labels (whose Prometheus it is).
 
 Served under `/prometheus/<project>--<name>/` (the `prometheus-url` of the shoot's monitoring
 secret). Like the real stack, it sits behind an ingress with basic auth: a request without the
@@ -22,15 +23,18 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 
 import orjson
+import yaml
 
 from sim.api.machinery.replies import Reply
 from sim.api.prometheus.evaluation import Sample, evaluate, format_value
 from sim.api.prometheus.kube_state_metrics import shoot_series
+from sim.api.prometheus.monitoring import external_labels
 from sim.api.prometheus.promql import PromQLError, parse
 from sim.api.simulator import Simulator
 from sim.world.shoots import ShootState
 
 QUERY_PATH = "/api/v1/query"
+CONFIG_PATH = "/api/v1/status/config"
 _HTML = "text/html"
 
 
@@ -80,6 +84,8 @@ def handle_prometheus(  # noqa: PLR0911  # one answer per way a request can end,
         return unauthorized_reply()
     if not shoot.serving:
         return unavailable_reply()
+    if path == CONFIG_PATH and method == "GET":
+        return config_reply(shoot)
     if path != QUERY_PATH:
         return Reply(404, "text/plain; charset=utf-8", [b"404 page not found\n"])
     if method != "GET":
@@ -99,7 +105,12 @@ def handle_prometheus(  # noqa: PLR0911  # one answer per way a request can end,
         message = f'invalid parameter "time": cannot parse {query["time"]!r} to a valid timestamp'
         return error_reply(400, "bad_data", message)
     state = sim.monitoring.history.state_at(
-        key, sim.world.contents(key), labels_exported=sim.monitoring.exports_labels(key), now=now, at=at
+        key,
+        sim.world.contents(key),
+        labels_exported=sim.monitoring.exports_labels(key),
+        stack=sim.monitoring.stack(key),
+        now=now,
+        at=at,
     )
     try:
         result = evaluate(tree, lambda name: shoot_series(shoot, state, name=name) if state is not None else ())
@@ -112,6 +123,24 @@ def handle_prometheus(  # noqa: PLR0911  # one answer per way a request can end,
     reply = Reply(200, "application/json", [orjson.dumps({"status": "success", "data": data})])
     sim.monitoring.history.answered(key)  # changes queued for this answer land after it was computed
     return reply
+
+
+def prometheus_config(shoot: ShootState) -> dict[str, object]:
+    """The part of a Gardener shoot Prometheus's configuration that tells whose it is: its external labels."""
+    return {
+        "global": {
+            "scrape_interval": "1m",
+            "scrape_timeout": "10s",
+            "evaluation_interval": "1m",
+            "external_labels": external_labels(shoot),
+        }
+    }
+
+
+def config_reply(shoot: ShootState) -> Reply:
+    """`GET /api/v1/status/config`: the configuration as YAML, as Prometheus serves it."""
+    text = yaml.safe_dump(prometheus_config(shoot), sort_keys=False)
+    return Reply(200, "application/json", [orjson.dumps({"status": "success", "data": {"yaml": text}})])
 
 
 def parse_time(text: str) -> float | None:

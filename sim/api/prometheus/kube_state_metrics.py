@@ -21,6 +21,11 @@ allow-lists `nodes=[worker.gardener.cloud/pool]` and
 `namespaces=[fundament.io/namespace-id,fundament.io/project-id]`; `labels_exported=False` for a shoot
 plays a stack without that allow-list (the `kube_*_labels` series then carry no `label_*` at all).
 Every series also carries the scrape's `job="kube-state-metrics"` and `instance`.
+
+That is the `fuller` stack: a landscape that scrapes a kube-state-metrics of its own watching every
+namespace. The default stack is a stock Gardener shoot Prometheus (`gardener_ksm.py`); `shoot_series`
+serves the stack a state was captured with, `exposition_series` the same without the labels the
+scrape adds (what a kube-state-metrics `/metrics` page shows).
 """
 
 from __future__ import annotations
@@ -29,8 +34,10 @@ from collections.abc import Iterable, Iterator
 
 from common.labels import NAMESPACE_ID_LABEL, POOL_LABEL, exported_label
 from sim.api.objects.core import node_ip, provider_id, ready_status
+from sim.api.prometheus import gardener_ksm
 from sim.api.prometheus.evaluation import Sample
 from sim.api.prometheus.history import ScrapedState
+from sim.api.prometheus.monitoring import GARDENER
 from sim.api.prometheus.promql import NAME_LABEL, Labels
 from sim.world import derive
 from sim.world.records import NamespaceRecord, NodeRecord, PodRecord
@@ -43,7 +50,7 @@ CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
 
 
 def _series(name: str, labels: Labels, value: float) -> Sample:
-    return ({NAME_LABEL: name, **labels, **TARGET}, value)
+    return ({NAME_LABEL: name, **labels}, value)
 
 
 def _nodes(shoot: ShootState, nodes: Iterable[NodeRecord], exported: bool) -> Iterator[Sample]:
@@ -111,8 +118,12 @@ _FAMILY_OF = {
 }
 
 
-def shoot_series(shoot: ShootState, state: ScrapedState, *, name: str | None) -> Iterator[Sample]:
-    """The series of one metric name (None: all of them) the shoot's Prometheus holds in `state`."""
+def exposition_series(shoot: ShootState, state: ScrapedState, *, name: str | None) -> Iterator[Sample]:
+    """The series of one metric name (None: all of them) the shoot's kube-state-metrics exposes in `state`,
+    without the labels the scrape adds."""
+    if state.stack == GARDENER:
+        yield from gardener_ksm.series(shoot, state.nodes, state.pods, name)
+        return
 
     def family(which: str) -> Iterator[Sample]:
         if which == "node":
@@ -131,3 +142,10 @@ def shoot_series(shoot: ShootState, state: ScrapedState, *, name: str | None) ->
     for sample in family(named):
         if sample[0][NAME_LABEL] == name:
             yield sample
+
+
+def shoot_series(shoot: ShootState, state: ScrapedState, *, name: str | None) -> Iterator[Sample]:
+    """The series of one metric name (None: all of them) the shoot's Prometheus holds in `state`."""
+    target = gardener_ksm.TARGET if state.stack == GARDENER else TARGET
+    for labels, value in exposition_series(shoot, state, name=name):
+        yield ({**labels, **target}, value)
