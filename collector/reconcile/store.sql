@@ -112,20 +112,38 @@ SELECT count(*) FROM gone
 -- shoot claiming it (the shoot is gone, so is everything that ran in it). A deletion still under way
 -- (its shoot listed), a lost, unreachable or hibernated cluster keep their rows. `destroyed_reason`
 -- says how it was decided; a row closed once is never touched again (destroyed IS NULL).
+-- `destroyed` is the first evidence that the resources were gone, not this pass's time: when the
+-- garden stopped listing the cluster's shoot (the mirror's `deleted`, set by store_shoots, this pass's
+-- time when the shoot vanished just now), or, when no shoot of the cluster was ever mirrored, the
+-- cluster's (organization's) deletion; never before the row was last seen, never after now.
 WITH gone_clusters AS (
     SELECT c.id,
-           CASE WHEN c.deleted IS NOT NULL THEN 'cluster_deleted' ELSE 'organization_deleted' END AS reason
+           CASE WHEN c.deleted IS NOT NULL THEN 'cluster_deleted' ELSE 'organization_deleted' END AS reason,
+           coalesce(c.deleted, o.deleted) AS deleted
     FROM tenant.clusters AS c
     JOIN tenant.organizations AS o ON o.id = c.organization_id
     WHERE (c.deleted IS NOT NULL OR o.deleted IS NOT NULL)
       AND NOT EXISTS (SELECT 1 FROM pg_temp.reconcile_listed AS l WHERE l.cluster_id = c.id)
+      AND EXISTS (
+          SELECT 1 FROM tenant.infrastructure_resources AS r WHERE r.cluster_id = c.id AND r.destroyed IS NULL
+      )
+),
+evidence AS (
+    SELECT g.id, g.reason,
+           LEAST(
+               %(now)s,
+               coalesce(
+                   (SELECT max(s.deleted) FROM tenant.gardener_shoots AS s WHERE s.cluster_id = g.id), g.deleted
+               )
+           ) AS gone
+    FROM gone_clusters AS g
 ),
 closed AS (
     UPDATE tenant.infrastructure_resources AS r
-    SET destroyed = GREATEST(%(now)s, r.last_seen), destroyed_reason = g.reason
-    FROM gone_clusters AS g
-    WHERE r.cluster_id = g.id AND r.destroyed IS NULL
-    RETURNING g.reason
+    SET destroyed = GREATEST(e.gone, r.last_seen), destroyed_reason = e.reason
+    FROM evidence AS e
+    WHERE r.cluster_id = e.id AND r.destroyed IS NULL
+    RETURNING e.reason
 )
 SELECT reason, count(*) FROM closed GROUP BY reason
 

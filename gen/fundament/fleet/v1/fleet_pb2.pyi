@@ -551,7 +551,7 @@ class ListInfrastructureResourcesResponse(_message.Message):
     def __init__(self, resources: _Optional[_Iterable[_Union[InfrastructureResource, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class InfrastructureResource(_message.Message):
-    __slots__ = ("id", "cluster_id", "cluster_name", "organization_name", "resource_type", "resource_id", "name", "namespace", "billable", "created", "last_seen", "destroyed", "destroyed_reason")
+    __slots__ = ("id", "cluster_id", "cluster_name", "organization_name", "resource_type", "resource_id", "name", "namespace", "billable", "created", "last_seen", "destroyed", "destroyed_reason", "worker_pool")
     ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -565,6 +565,7 @@ class InfrastructureResource(_message.Message):
     LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
     DESTROYED_FIELD_NUMBER: _ClassVar[int]
     DESTROYED_REASON_FIELD_NUMBER: _ClassVar[int]
+    WORKER_POOL_FIELD_NUMBER: _ClassVar[int]
     id: str
     cluster_id: str
     cluster_name: str
@@ -578,7 +579,18 @@ class InfrastructureResource(_message.Message):
     last_seen: _timestamp_pb2.Timestamp
     destroyed: _timestamp_pb2.Timestamp
     destroyed_reason: str
-    def __init__(self, id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_name: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., name: _Optional[str] = ..., namespace: _Optional[str] = ..., billable: _Optional[bool] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed_reason: _Optional[str] = ...) -> None: ...
+    worker_pool: WorkerPoolSpec
+    def __init__(self, id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_name: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., name: _Optional[str] = ..., namespace: _Optional[str] = ..., billable: _Optional[bool] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed_reason: _Optional[str] = ..., worker_pool: _Optional[_Union[WorkerPoolSpec, _Mapping]] = ...) -> None: ...
+
+class WorkerPoolSpec(_message.Message):
+    __slots__ = ("machine_type", "minimum", "maximum")
+    MACHINE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MINIMUM_FIELD_NUMBER: _ClassVar[int]
+    MAXIMUM_FIELD_NUMBER: _ClassVar[int]
+    machine_type: str
+    minimum: int
+    maximum: int
+    def __init__(self, machine_type: _Optional[str] = ..., minimum: _Optional[int] = ..., maximum: _Optional[int] = ...) -> None: ...
 
 class SearchNamespacesRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "query")
