@@ -75,8 +75,16 @@ def ledger(database: TestDatabase, cluster_id: UUID) -> list[tuple[UUID, datetim
     return [(r[0], r[1], r[2]) for r in rows]  # type: ignore[misc]
 
 
-def active(database: TestDatabase, cluster_id: UUID) -> int:
-    return sum(1 for _, destroyed, _ in ledger(database, cluster_id) if destroyed is None)
+def active(database: TestDatabase, cluster_id: UUID, prefix: str = "") -> int:
+    """Active rows of the cluster, of the types starting with `prefix` (`kubernetes.`: the inventory's)."""
+    with database.admin() as admin:
+        row = admin.execute(
+            "SELECT count(*) FROM tenant.infrastructure_resources WHERE cluster_id = %s AND destroyed IS NULL"
+            " AND starts_with(resource_type, %s)",
+            (cluster_id, prefix),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])  # type: ignore[call-overload]
 
 
 def delete_cluster(database: TestDatabase, cluster_id: UUID, at: datetime | None = None) -> None:
@@ -92,13 +100,15 @@ async def test_a_deleted_clusters_rows_close_once_its_shoot_is_gone(
 ) -> None:
     [cluster, bystander] = await sim_collector.few(2)
     await sim_collector.round([cluster, bystander])
-    before = active(sim_database, cluster.id)
-    assert before > 0, "the inventory recorded the cluster's resources"
+    collected = active(sim_database, cluster.id)
+    assert collected > 0, "the inventory recorded the cluster's resources"
     key = shoot_key_of(sim, cluster.id)
 
     delete_cluster(sim_database, cluster.id)
     summary = await reconcile.once()
-    assert active(sim_database, cluster.id) == before, "the shoot is still listed: the deletion is under way"
+    before = active(sim_database, cluster.id)
+    assert before > collected, "reconcile recorded the cluster itself and its pools"
+    assert active(sim_database, cluster.id, "kubernetes.") == collected, "the deletion is under way"
     assert summary.ledger_closed == planted_leftovers(sim), "only the seed's planted leftovers closed"
 
     sim.control.delete_shoot(key)
@@ -138,11 +148,12 @@ async def test_a_deleted_organizations_cluster_closes_as_organization_deleted(
 ) -> None:
     [cluster] = await sim_collector.few(1)
     await sim_collector.round([cluster])
-    before = active(sim_database, cluster.id)
+    collected = active(sim_database, cluster.id)
     with sim_database.admin() as admin:
         admin.execute("UPDATE tenant.organizations SET deleted = now() WHERE id = %s", (cluster.organization_id,))
     await reconcile.once()
-    assert active(sim_database, cluster.id) == before, "its shoot still runs"
+    assert active(sim_database, cluster.id, "kubernetes.") == collected, "its shoot still runs"
+    before = active(sim_database, cluster.id)
     sim.control.delete_shoot(shoot_key_of(sim, cluster.id))
     summary = await reconcile.once()
     assert summary.ledger_closed.get("organization_deleted", 0) >= before
@@ -154,7 +165,7 @@ async def test_lost_hibernated_and_unreachable_clusters_keep_their_rows(
 ) -> None:
     lost, hibernated, unreachable = await sim_collector.few(3)
     await sim_collector.round([lost, hibernated, unreachable])
-    counts = {c.id: active(sim_database, c.id) for c in (lost, hibernated, unreachable)}
+    counts = {c.id: active(sim_database, c.id, "kubernetes.") for c in (lost, hibernated, unreachable)}
     assert all(counts.values())
     sim.control.delete_shoot(shoot_key_of(sim, lost.id))  # live cluster, shoot gone: LOST, not deleted
     sim.control.hibernate(shoot_key_of(sim, hibernated.id))
@@ -162,7 +173,7 @@ async def test_lost_hibernated_and_unreachable_clusters_keep_their_rows(
     summary = await reconcile.once()
     await sim_collector.round([hibernated, unreachable])
     assert summary.ledger_closed == planted_leftovers(sim)
-    assert {c.id: active(sim_database, c.id) for c in (lost, hibernated, unreachable)} == counts
+    assert {c.id: active(sim_database, c.id, "kubernetes.") for c in (lost, hibernated, unreachable)} == counts
 
 
 async def test_the_seeds_planted_deletion_leaves_rows_the_first_pass_closes(
@@ -192,9 +203,13 @@ async def test_a_gone_clusters_rows_end_when_its_shoot_left_the_garden_however_l
     assert before > 0
     listed_last = utc_now() + timedelta(minutes=1)
     await reconcile.once(at=listed_last)  # the mirror sees the shoot
+    assert active(sim_database, cluster.id, "gardener.") > 0
     sim.control.delete_shoot(shoot_key_of(sim, cluster.id))
     first_missed = listed_last + INTERVAL
     await reconcile.once(at=first_missed)
+    # The garden's listing is complete: the shoot and its pools are gone. What ran in it is not known
+    # to be gone while the cluster lives (lost, not deleted).
+    assert active(sim_database, cluster.id, "gardener.") == 0
     assert active(sim_database, cluster.id) == before, "a live cluster whose shoot is gone is lost, not gone"
 
     # Long after, Fundament deletes the cluster row; a pass much later still closes the rows.
