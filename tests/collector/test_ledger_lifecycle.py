@@ -83,8 +83,8 @@ def active(database: TestDatabase, cluster_id: UUID, prefix: str = "") -> int:
             " AND starts_with(resource_type, %s)",
             (cluster_id, prefix),
         ).fetchone()
-    assert row is not None
-    return int(row[0])  # type: ignore[call-overload]
+    assert row is not None and isinstance(row[0], int)
+    return row[0]
 
 
 def delete_cluster(database: TestDatabase, cluster_id: UUID, at: datetime | None = None) -> None:
