@@ -97,12 +97,13 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
 
 
 def response_limits(settings: Settings) -> ResponseLimits:
-    """The byte bounds of every answer the worker reads, from its settings."""
+    """The bounds (bytes, values) of every answer the worker reads, from its settings."""
     inventory = settings.inventory
     return ResponseLimits(
         max_list_bytes=inventory.max_list_bytes,
         max_item_bytes=inventory.max_item_bytes,
         max_answer_bytes=inventory.max_answer_bytes,
+        max_list_values=inventory.max_list_values,
     )
 
 
