@@ -748,3 +748,49 @@ class UsageStep(_message.Message):
     upper_resource_seconds: float
     peak: int
     def __init__(self, start: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lower_resource_seconds: _Optional[float] = ..., upper_resource_seconds: _Optional[float] = ..., peak: _Optional[int] = ...) -> None: ...
+
+class ListFindingHistoryRequest(_message.Message):
+    __slots__ = ("page_size", "page_token", "kind", "organization_id", "cluster_id", "open_only")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    OPEN_ONLY_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    kind: DriftKind
+    organization_id: str
+    cluster_id: str
+    open_only: bool
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., kind: _Optional[_Union[DriftKind, str]] = ..., organization_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., open_only: _Optional[bool] = ...) -> None: ...
+
+class ListFindingHistoryResponse(_message.Message):
+    __slots__ = ("findings", "next_page_token")
+    FINDINGS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    findings: _containers.RepeatedCompositeFieldContainer[FindingHistory]
+    next_page_token: str
+    def __init__(self, findings: _Optional[_Iterable[_Union[FindingHistory, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class FindingHistory(_message.Message):
+    __slots__ = ("kind", "subject", "latest", "first_detected", "last_detected", "opened", "resolved", "open_seconds", "open")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    SUBJECT_FIELD_NUMBER: _ClassVar[int]
+    LATEST_FIELD_NUMBER: _ClassVar[int]
+    FIRST_DETECTED_FIELD_NUMBER: _ClassVar[int]
+    LAST_DETECTED_FIELD_NUMBER: _ClassVar[int]
+    OPENED_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_FIELD_NUMBER: _ClassVar[int]
+    OPEN_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    kind: DriftKind
+    subject: str
+    latest: DriftFinding
+    first_detected: _timestamp_pb2.Timestamp
+    last_detected: _timestamp_pb2.Timestamp
+    opened: int
+    resolved: int
+    open_seconds: int
+    open: bool
+    def __init__(self, kind: _Optional[_Union[DriftKind, str]] = ..., subject: _Optional[str] = ..., latest: _Optional[_Union[DriftFinding, _Mapping]] = ..., first_detected: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_detected: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., opened: _Optional[int] = ..., resolved: _Optional[int] = ..., open_seconds: _Optional[int] = ..., open: _Optional[bool] = ...) -> None: ...
