@@ -23,6 +23,7 @@ from psycopg_pool import AsyncConnectionPool
 from collector.kube.client import garden_client
 from collector.kube.garden import RealGardener
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
+from collector.reconcile.shoot_parts import MAX_ENTRIES
 from common.clock import utc_now
 from sim.world.shoots import ShootState
 from tests.fixtures.collector import shoot_key_of, write_kubeconfig
@@ -212,3 +213,14 @@ async def test_a_part_in_a_shape_gardener_never_gives_leaves_its_rows_alone(
     assert after == pools_before, "not read is not gone: the pool rows are left exactly as they were"
     [row] = [r for r in rows(sim_database, cluster) if r["resource_type"] == "gardener.cluster"]
     assert row["last_seen"] == passes.now, "the rest of the shoot is read as usual"
+
+    # More pools than any shoot has (the bound): not read either, the rows still as they were.
+    sim.control.set_worker(key, sim.control.shoot(key).workers[0].name, minimum=1)
+    for i in range(MAX_ENTRIES):
+        sim.control.set_worker(key, f"flood-{i}")
+    summary = await passes.next()
+    assert summary.gardener_ledger["unreadable"] == {"workers": 1}
+    assert summary.gardener_ledger["created"] == {}
+    assert {r["id"]: r["last_seen"] for r in rows(sim_database, cluster) if r["resource_type"].endswith("pool")} == (
+        pools_before
+    )
