@@ -4,7 +4,7 @@ module per entity, as the queries are filed.
     scalars        the enums (status, drift kind, snapshot source), ages and optional text
     organizations  ListOrganizations, GetOrganization
     clusters       ListClusters, GetCluster
-    findings       ListDriftFindings and the findings GetCluster shows (details: a finding's details)
+    findings       ListDriftFindings, ListFindingHistory, GetCluster's findings (details: a finding's details)
     ledger         ListInfrastructureResources and GetCluster's ledger counts
     summary        GetFleetSummary
     search         SearchNamespaces

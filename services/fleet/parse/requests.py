@@ -23,7 +23,7 @@ from services.common.paging import page_size
 from services.fleet.parse.fields import optional_resource_type, optional_text, optional_uuid, required_uuid
 from services.fleet.parse.search import cluster_search, name_search, namespace_patterns
 from services.fleet.queries.clusters import ClusterFilters, ClusterOrder
-from services.fleet.queries.findings import FindingFilters
+from services.fleet.queries.findings import FindingFilters, HistoryFilters
 from services.fleet.queries.ledger import ResourceFilters
 from services.fleet.queries.organizations import OrganizationFilters, OrganizationOrder
 from services.fleet.queries.search import NamespaceSearch
@@ -118,6 +118,16 @@ def finding_filters(request: fleet_pb2.ListDriftFindingsRequest) -> FindingFilte
         organization_id=optional_uuid("organization_id", request.organization_id),
         cluster_id=optional_uuid("cluster_id", request.cluster_id),
         include_resolved=request.include_resolved,
+    )
+
+
+def history_filters(request: fleet_pb2.ListFindingHistoryRequest) -> HistoryFilters:
+    """ListFindingHistory's filters."""
+    return HistoryFilters(
+        kind=kind_from_proto(request.kind),
+        organization_id=optional_uuid("organization_id", request.organization_id),
+        cluster_id=optional_uuid("cluster_id", request.cluster_id),
+        open_only=request.open_only,
     )
 
 

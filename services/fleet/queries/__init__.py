@@ -3,7 +3,7 @@
     base           the loader, the keyset assembly of the sortable lists (orders.sql), the sentinels
     organizations  ListOrganizations, GetOrganization and its listing changes
     clusters       ListClusters, GetCluster's cluster, node pools, projects, namespaces; the inventory clock
-    findings       ListDriftFindings, a cluster's open and resolved findings
+    findings       ListDriftFindings, a cluster's open and resolved findings, ListFindingHistory
     ledger         ListInfrastructureResources, a cluster's active ledger counts
     summary        GetFleetSummary's recorded or added-up totals, counts and loop freshness
     search         SearchNamespaces

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, GetOrganizationRequest, GetOrganizationResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, ListUsageRequest, ListUsageResponse, SearchNamespacesRequest, SearchNamespacesResponse
+from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, GetOrganizationRequest, GetOrganizationResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListFindingHistoryRequest, ListFindingHistoryResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, ListUsageRequest, ListUsageResponse, SearchNamespacesRequest, SearchNamespacesResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -117,6 +117,16 @@ class FleetService(Protocol):
         step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
         Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
         are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_finding_history(self, request: ListFindingHistoryRequest, ctx: RequestContext[ListFindingHistoryRequest, ListFindingHistoryResponse], /) -> ListFindingHistoryResponse:
+        """
+        ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
+        and subject, however often it opened and resolved again, with its latest occurrence in full and
+        how often and how long it was open; most recently opened first (then kind, subject). A walk
+        reads the history as of its first page: occurrences opened later are left out of it, so no entry
+        moves, repeats or is skipped while a person pages.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -243,6 +253,17 @@ class FleetServiceASGIApplication(ConnectASGIApplication[FleetService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.list_usage,
+                ),
+                "/fundament.fleet.v1.FleetService/ListFindingHistory": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListFindingHistory",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=ListFindingHistoryRequest,
+                        output=ListFindingHistoryResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_finding_history,
                 ),
             },
             interceptors=interceptors,
@@ -554,6 +575,35 @@ class FleetServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
             use_get=use_get,
         )
+    async def list_finding_history(
+        self,
+        request: ListFindingHistoryRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> ListFindingHistoryResponse:
+        """
+        ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
+        and subject, however often it opened and resolved again, with its latest occurrence in full and
+        how often and how long it was open; most recently opened first (then kind, subject). A walk
+        reads the history as of its first page: occurrences opened later are left out of it, so no entry
+        moves, repeats or is skipped while a person pages.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListFindingHistory",
+                service_name="fundament.fleet.v1.FleetService",
+                input=ListFindingHistoryRequest,
+                output=ListFindingHistoryResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
 
 class FleetServiceSync(Protocol):
     """
@@ -635,6 +685,16 @@ class FleetServiceSync(Protocol):
         step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
         Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
         are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_finding_history(self, request: ListFindingHistoryRequest, ctx: RequestContext[ListFindingHistoryRequest, ListFindingHistoryResponse], /) -> ListFindingHistoryResponse:
+        """
+        ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
+        and subject, however often it opened and resolved again, with its latest occurrence in full and
+        how often and how long it was open; most recently opened first (then kind, subject). A walk
+        reads the history as of its first page: occurrences opened later are left out of it, so no entry
+        moves, repeats or is skipped while a person pages.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -759,6 +819,17 @@ class FleetServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.list_usage,
+                ),
+                "/fundament.fleet.v1.FleetService/ListFindingHistory": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListFindingHistory",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=ListFindingHistoryRequest,
+                        output=ListFindingHistoryResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_finding_history,
                 ),
             },
             interceptors=interceptors,
@@ -1063,6 +1134,35 @@ class FleetServiceClientSync(ConnectClientSync):
                 service_name="fundament.fleet.v1.FleetService",
                 input=ListUsageRequest,
                 output=ListUsageResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def list_finding_history(
+        self,
+        request: ListFindingHistoryRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> ListFindingHistoryResponse:
+        """
+        ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
+        and subject, however often it opened and resolved again, with its latest occurrence in full and
+        how often and how long it was open; most recently opened first (then kind, subject). A walk
+        reads the history as of its first page: occurrences opened later are left out of it, so no entry
+        moves, repeats or is skipped while a person pages.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListFindingHistory",
+                service_name="fundament.fleet.v1.FleetService",
+                input=ListFindingHistoryRequest,
+                output=ListFindingHistoryResponse,
                 idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
