@@ -27,6 +27,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from psycopg_pool import AsyncConnectionPool
 from starlette.types import ASGIApp
 
+from common import tracing
 from common.database import make_pool
 from common.errors import PortUnavailable, SchemaTooOld
 from common.logs import configure_logging
@@ -185,6 +186,7 @@ def api_main(
     try:
         settings = settings_from_env(os.environ)
         malloc = malloc_settings_from_env(os.environ)
+        tracing.configured(os.environ)
     except SettingsError as e:
         sys.stderr.write(f"{prog}: {e}\n")
         return 2
@@ -193,4 +195,10 @@ def api_main(
     configure_logging(settings.logging.level, json=settings.logging.json and not args.log_text)
     # psycopg's pool logs every connection request at INFO; its warnings (lost connections) are enough.
     logging.getLogger("psycopg.pool").setLevel(max(logging.WARNING, logging.getLogger().level))
-    return asyncio.run(serve_until_signal(running(settings)))
+    # Before the pool opens, so its connections trace their statements; flushed on the way out.
+    stop_tracing = tracing.start(os.environ, service_name=prog)
+    try:
+        return asyncio.run(serve_until_signal(running(settings)))
+    finally:
+        if stop_tracing is not None:
+            stop_tracing()

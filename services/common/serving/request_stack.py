@@ -9,16 +9,20 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.request import Headers, RequestContext
 from prometheus_client import Counter, Histogram
 
+from common import tracing
 from common.logs import request_id_var
 from services.common.errors import map_errors
 from services.common.metrics import RPC_DURATION, RPC_REQUESTS
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +78,39 @@ class RequestStack:
     still set its own value of one (the public API's max-age is set per answer)."""
 
     async def run(self, ctx: RequestContext[Any, Any], protocol: str, call: Callable[[], Awaitable[RES]]) -> RES:
+        tracer = tracing.tracer()
+        if tracer is None:
+            return await self._run(ctx, protocol, call, None)
+        # A SERVER span per call, continuing the caller's trace (W3C traceparent, or OTEL_PROPAGATORS').
+        from opentelemetry.propagate import extract  # noqa: PLC0415 - loaded once tracing is on
+        from opentelemetry.trace import SpanKind  # noqa: PLC0415
+
+        method = ctx.method
+        headers = ctx.request_headers
+        carrier = {name: value for name in _PROPAGATED if (value := headers.get(name)) is not None}
+        attributes = {
+            "rpc.system": "grpc" if protocol == "grpc" else "connect_rpc",
+            "rpc.service": method.service_name,
+            "rpc.method": method.name,
+            "fleet.protocol": protocol,
+        }
+        with tracer.start_as_current_span(
+            f"{method.service_name}/{method.name}",
+            context=extract(carrier),
+            kind=SpanKind.SERVER,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        ) as span:
+            return await self._run(ctx, protocol, call, span)
+
+    async def _run(
+        self,
+        ctx: RequestContext[Any, Any],
+        protocol: str,
+        call: Callable[[], Awaitable[RES]],
+        span: Span | None,
+    ) -> RES:
         method = ctx.method
         incoming = ctx.request_headers.get("x-request-id", "")
         request_id = incoming if _REQUEST_ID.match(incoming) else new_request_id()
@@ -100,6 +137,8 @@ class RequestStack:
             elapsed = time.perf_counter() - started
             _requests_counter(method.service_name, method.name, protocol, code_name).inc()
             _duration_histogram(method.service_name, method.name, protocol).observe(elapsed)
+            if span is not None:
+                _end_span(span, protocol, code_name, request_id, subject)
             level = self.success_log_level if code_name == "ok" else logging.INFO
             if logger.isEnabledFor(level):
                 self._log(level, ctx, protocol=protocol, code_name=code_name, elapsed=elapsed, subject=subject)
@@ -132,6 +171,34 @@ class RequestStack:
                 "http_method": ctx.http_method,
             },
         )
+
+
+# The headers a caller's trace context may come in (W3C Trace Context and Baggage, B3 if configured).
+_PROPAGATED = ("traceparent", "tracestate", "baggage", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-sampled")
+# Codes that say the server failed (OpenTelemetry's RPC conventions): only these mark a SERVER span an error.
+_SERVER_FAULTS = frozenset(
+    c.value for c in (Code.UNKNOWN, Code.INTERNAL, Code.UNAVAILABLE, Code.DATA_LOSS, Code.UNIMPLEMENTED,
+                      Code.DEADLINE_EXCEEDED)
+)  # fmt: skip
+# gRPC's numeric status of each Connect code name, for rpc.grpc.status_code.
+_GRPC_STATUS = {
+    "ok": 0, "canceled": 1, "unknown": 2, "invalid_argument": 3, "deadline_exceeded": 4, "not_found": 5,
+    "already_exists": 6, "permission_denied": 7, "resource_exhausted": 8, "failed_precondition": 9, "aborted": 10,
+    "out_of_range": 11, "unimplemented": 12, "internal": 13, "unavailable": 14, "data_loss": 15,
+    "unauthenticated": 16,
+}  # fmt: skip
+
+
+def _end_span(span: Span, protocol: str, code_name: str, request_id: str, subject: str | None) -> None:
+    span.set_attribute("fleet.request_id", request_id)
+    if subject is not None:
+        span.set_attribute("enduser.id", subject)
+    if protocol == "grpc":
+        span.set_attribute("rpc.grpc.status_code", _GRPC_STATUS[code_name])
+    elif code_name != "ok":
+        span.set_attribute("rpc.connect_rpc.error_code", code_name)
+    if code_name in _SERVER_FAULTS:
+        tracing.set_error(span, code_name, code_name)
 
 
 class ConnectStackInterceptor:
