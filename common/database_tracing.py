@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import psycopg
 from opentelemetry.trace import SpanKind
@@ -34,24 +35,44 @@ def _text(cursor: psycopg.AsyncCursor[Any], query: Any) -> str:
     return type(query).__name__
 
 
+# What a statement's text becomes on its span, worked out once per distinct text: our statements come
+# from the .sql files (and the keyset orders assembled from them), a few dozen in all. Bounded anyway.
+_STATEMENTS: dict[str, tuple[str, dict[str, Any]]] = {}
+MAX_KNOWN_STATEMENTS = 512
+# The connection's part of every span (database, role, server), read from libpq once per connection.
+_CONNECTIONS: WeakKeyDictionary[psycopg.AsyncConnection[Any], dict[str, Any]] = WeakKeyDictionary()
+
+
+def _statement(text: str) -> tuple[str, dict[str, Any]]:
+    known = _STATEMENTS.get(text)
+    if known is None:
+        # The statement's first word past its leading comments (our .sql blocks start with one).
+        match = _OPERATION.match(text)
+        operation = match.group(1).upper() if match else "STATEMENT"
+        known = operation, {"db.operation.name": operation, "db.query.text": truncate(text, MAX_STATEMENT_CHARS)}
+        if len(_STATEMENTS) < MAX_KNOWN_STATEMENTS:
+            _STATEMENTS[text] = known
+    return known
+
+
+def _connection(conn: psycopg.AsyncConnection[Any]) -> dict[str, Any]:
+    known = _CONNECTIONS.get(conn)
+    if known is None:
+        info = conn.info
+        known = {
+            "db.system.name": "postgresql",
+            "db.namespace": info.dbname,
+            "db.user": info.user,
+            "server.address": info.host,
+            "server.port": info.port,
+        }
+        _CONNECTIONS[conn] = known
+    return known
+
+
 def _attributes(cursor: psycopg.AsyncCursor[Any], text: str) -> tuple[str, dict[str, Any]]:
-    info = cursor.connection.info
-    if not text.strip():
-        # The pool's check of a connection before it lends it (psycopg sends an empty query).
-        return "connection check", {"db.system.name": "postgresql", "db.system": "postgresql", "db.user": info.user}
-    # The statement's first word past its leading comments (our .sql blocks start with one).
-    match = _OPERATION.match(text)
-    operation = match.group(1).upper() if match else "STATEMENT"
-    return operation, {
-        "db.system.name": "postgresql",
-        "db.system": "postgresql",
-        "db.namespace": info.dbname,
-        "db.operation.name": operation,
-        "db.query.text": truncate(text, MAX_STATEMENT_CHARS),
-        "db.user": info.user,
-        "server.address": info.host,
-        "server.port": info.port,
-    }
+    name, statement = _statement(text)
+    return name, {**_connection(cursor.connection), **statement}
 
 
 class TracedCursor(psycopg.AsyncCursor[Any]):
@@ -59,7 +80,8 @@ class TracedCursor(psycopg.AsyncCursor[Any]):
 
     async def execute(self, query: Any, params: Any = None, **kwargs: Any) -> TracedCursor:
         tracer = tracing.tracer()
-        if tracer is None:
+        # The pool's check of a connection before it lends it is an empty query: no statement of ours.
+        if tracer is None or query == "":
             await super().execute(query, params, **kwargs)
             return self
         name, attributes = _attributes(self, _text(self, query))

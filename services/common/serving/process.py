@@ -85,6 +85,8 @@ class ApiShape:
     grpc_options: Sequence[tuple[str, int]] = ()
     headers_as_trailers: bool = False
     """Send response headers to gRPC clients as trailing metadata (see `grpc_generic_handler`)."""
+    remember_last: bool = False
+    """The service answers one cached message object: gRPC encodes it once (see `grpc_generic_handler`)."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,11 @@ async def serving_api(
                 methods=[method.name for method in shape.service.methods],
             )
             grpc_handler = grpc_generic_handler(
-                parts.implementation, shape.service, parts.stack, headers_as_trailers=shape.headers_as_trailers
+                parts.implementation,
+                shape.service,
+                parts.stack,
+                headers_as_trailers=shape.headers_as_trailers,
+                remember_last=shape.remember_last,
             )
             server = ApiServer(
                 http, asgi, [grpc_handler], [shape.service.full_name], readiness, grpc_options=shape.grpc_options
