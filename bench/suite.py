@@ -20,6 +20,7 @@ from bench import (
     rapid_reset,
     reconcile,
     sim_scale,
+    tracing_overhead,
 )
 from bench.runs import Benchmark
 
@@ -29,6 +30,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     fleet_search.BENCHMARK,
     dcim_pages.BENCHMARK,
     overview_api.BENCHMARK,
+    tracing_overhead.BENCHMARK,
     collector_huge.BENCHMARK,
     collector_fanout.BENCHMARK,
     collector_sources.BENCHMARK,

@@ -81,28 +81,31 @@ class RequestStack:
         tracer = tracing.tracer()
         if tracer is None:
             return await self._run(ctx, protocol, call, None)
-        # A SERVER span per call, continuing the caller's trace (W3C traceparent, or OTEL_PROPAGATORS').
-        from opentelemetry.propagate import extract  # noqa: PLC0415 - loaded once tracing is on
-        from opentelemetry.trace import SpanKind  # noqa: PLC0415
+        # A SERVER span per call, continuing the caller's trace (W3C traceparent, or OTEL_PROPAGATORS'),
+        # current while the call runs so that its statements and log lines belong to it. Attached by
+        # hand: contextlib's two generators around it cost more than the span's own bookkeeping.
+        from opentelemetry import context, trace  # noqa: PLC0415 - loaded once tracing is on
+        from opentelemetry.propagate import extract  # noqa: PLC0415
 
         method = ctx.method
         headers = ctx.request_headers
         carrier = {name: value for name in _PROPAGATED if (value := headers.get(name)) is not None}
-        attributes = {
-            "rpc.system": "grpc" if protocol == "grpc" else "connect_rpc",
-            "rpc.service": method.service_name,
-            "rpc.method": method.name,
-            "fleet.protocol": protocol,
-        }
-        with tracer.start_as_current_span(
+        span = tracer.start_span(
             f"{method.service_name}/{method.name}",
             context=extract(carrier),
-            kind=SpanKind.SERVER,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+            kind=trace.SpanKind.SERVER,
+            attributes={
+                "rpc.system": "grpc" if protocol == "grpc" else "connect_rpc",
+                "rpc.service": method.service_name,
+                "rpc.method": method.name,
+            },
+        )
+        token = context.attach(trace.set_span_in_context(span))
+        try:
             return await self._run(ctx, protocol, call, span)
+        finally:
+            context.detach(token)
+            span.end()
 
     async def _run(
         self,
@@ -138,7 +141,7 @@ class RequestStack:
             _requests_counter(method.service_name, method.name, protocol, code_name).inc()
             _duration_histogram(method.service_name, method.name, protocol).observe(elapsed)
             if span is not None:
-                _end_span(span, protocol, code_name, request_id, subject)
+                _end_span(span, protocol, code_name, subject)
             level = self.success_log_level if code_name == "ok" else logging.INFO
             if logger.isEnabledFor(level):
                 self._log(level, ctx, protocol=protocol, code_name=code_name, elapsed=elapsed, subject=subject)
@@ -189,14 +192,17 @@ _GRPC_STATUS = {
 }  # fmt: skip
 
 
-def _end_span(span: Span, protocol: str, code_name: str, request_id: str, subject: str | None) -> None:
-    span.set_attribute("fleet.request_id", request_id)
+def _end_span(span: Span, protocol: str, code_name: str, subject: str | None) -> None:
+    # No request id: the call's log line holds it beside the trace id, and each attribute costs every span.
+    attributes: dict[str, str | int] = {}
     if subject is not None:
-        span.set_attribute("enduser.id", subject)
+        attributes["enduser.id"] = subject
     if protocol == "grpc":
-        span.set_attribute("rpc.grpc.status_code", _GRPC_STATUS[code_name])
+        attributes["rpc.grpc.status_code"] = _GRPC_STATUS[code_name]
     elif code_name != "ok":
-        span.set_attribute("rpc.connect_rpc.error_code", code_name)
+        attributes["rpc.connect_rpc.error_code"] = code_name
+    if attributes:
+        span.set_attributes(attributes)
     if code_name in _SERVER_FAULTS:
         tracing.set_error(span, code_name, code_name)
 
