@@ -21,6 +21,7 @@ from bench import (
     rapid_reset,
     reconcile,
     sim_scale,
+    tracing_overhead,
 )
 from bench.runs import Benchmark
 
@@ -31,6 +32,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     fleet_usage.BENCHMARK,
     dcim_pages.BENCHMARK,
     overview_api.BENCHMARK,
+    tracing_overhead.BENCHMARK,
     collector_huge.BENCHMARK,
     collector_fanout.BENCHMARK,
     collector_sources.BENCHMARK,
