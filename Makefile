@@ -76,7 +76,7 @@ check-lock: install
 ## images: every deployable's OCI image under build/images, from Debian's packages and the locked wheels
 ## (no container registry; docs/development.md); two builds of one commit give the same digests
 images: install image-tools
-	scripts/build-images
+	scripts/build-images --sizes docs/operations.md
 
 ## check-gen: fail when gen/ is not exactly what the protos produce
 check-gen: install

@@ -40,6 +40,8 @@ class Built:
     image: Image
     written: Written
     distributions: list[str]
+    base: Blob
+    """The Debian layer, the same in every image."""
 
 
 def source_date_epoch() -> int:
@@ -94,7 +96,7 @@ def build_one(
         },
         tag=VERSION,
     )
-    return Built(image, written, names)
+    return Built(image, written, names, base)
 
 
 def build(names: list[str], out: Path, cache: Path, epoch: int) -> list[Built]:
@@ -108,12 +110,39 @@ def build(names: list[str], out: Path, cache: Path, epoch: int) -> list[Built]:
     return built
 
 
+SIZES_START = "<!-- image sizes: written by `make images` (scripts/build-images --sizes) -->"
+SIZES_END = "<!-- end of image sizes -->"
+
+
+def sizes_table(built: list[Built]) -> str:
+    lines = [
+        "| image | compressed (pulled) | unpacked (on disk) | locked distributions |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [
+        f"| `fleet-inventory-{b.image.name}` | {b.written.compressed / 1e6:.1f} MB | {b.written.unpacked / 1e6:.1f} MB "
+        f"| {len(b.distributions)} |"
+        for b in built
+    ]
+    base = built[0].base
+    lines.append(f"| the Debian layer, shared by all | {base.size / 1e6:.1f} MB | {base.unpacked / 1e6:.1f} MB | |")
+    return "\n".join(lines)
+
+
+def write_sizes(doc: Path, built: list[Built]) -> None:
+    """Replace the table between the markers of `doc` with the sizes of this build."""
+    text = doc.read_text()
+    start, end = text.index(SIZES_START) + len(SIZES_START), text.index(SIZES_END)
+    doc.write_text(text[:start] + "\n" + sizes_table(built) + "\n" + text[end:])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="build-images", description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", choices=[[], *BY_NAME], help="images to build (default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "images", help="where the layouts go")
     parser.add_argument("--cache", type=Path, default=ROOT / "build" / "cache", help="downloaded .debs and wheels")
     parser.add_argument("--lock", action="store_true", help="write deploy/images/debian.lock from apt's index")
+    parser.add_argument("--sizes", type=Path, help="write the images' sizes into this document's table")
     args = parser.parse_args(argv)
     if args.lock:
         debian.write_lock()
@@ -130,4 +159,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{b.written.unpacked / 1e6:6.1f} MB unpacked -> {args.out / b.image.name}\n"
         )
     sys.stderr.write(f"built {len(built)} images in {time.monotonic() - started:.0f} s\n")
+    if args.sizes is not None:
+        write_sizes(args.sizes, built)
     return 0

@@ -1,11 +1,11 @@
 """The image targets of deploy/Dockerfile: what each holds, and that each process starts and serves from
 exactly that content.
 
-The images cannot be built on this machine (a daemonless `buildah bud` with vfs storage and chroot
-isolation gets as far as the first FROM, whose base image comes from a container registry out of reach), so
-these tests read the Dockerfile as data: the files each target's COPY lines put in it, the distributions
-deploy/image_requirements.py gives it, and the entry point. Each process then runs from a temp dir holding
-just those files, with a guard that refuses any module of a distribution the image would not have.
+The Dockerfile cannot be built on this machine (its base image comes from a container registry out of
+reach; tests/images builds and runs the registry-free images instead), so these tests read it as data:
+the files each target's COPY lines put in it, the distributions deploy/image_requirements.py gives it,
+and the entry point. Each process then runs from a temp dir holding just those files, with a guard that
+refuses any module of a distribution the image would not have.
 """
 
 from __future__ import annotations
