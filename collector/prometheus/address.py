@@ -19,7 +19,9 @@ The host must then pass the policy (`AddressPolicy`):
   every address a name resolves to before aiohttp connects, so a name pointing at 127.0.0.1 or at
   the database fails like the literal would);
 - loopback only with PROMETHEUS_ALLOW_LOOPBACK=true: the tests and the demo, whose Prometheus is
-  fleet-sim on 127.0.0.1, opt in explicitly; a landscape never needs it.
+  fleet-sim on 127.0.0.1, opt in explicitly; a landscape never needs it. The opt-in lets a loopback
+  literal (`https://127.0.0.1:…`) pass the domain rule too (fleet-sim has no name), never a name:
+  `https://localhost:…` still has to be under an allowed domain.
 """
 
 from __future__ import annotations
@@ -101,7 +103,8 @@ class AddressPolicy:
                 raise AddressRefused(f"{what}: prometheus-url {shown!r} is {refusal}; refused")
         elif host in _LOCALHOST and not self.allow_loopback:
             raise AddressRefused(f"{what}: prometheus-url {shown!r} is a loopback address; refused")
-        if self.domains and not any(host == d or host.endswith("." + d) for d in self.domains):
+        loopback_literal = literal is not None and literal.is_loopback and self.allow_loopback
+        if self.domains and not loopback_literal and not any(host == d or host.endswith("." + d) for d in self.domains):
             raise AddressRefused(
                 f"{what}: prometheus-url {shown!r} is not under PROMETHEUS_ALLOWED_DOMAINS"
                 f" ({truncate(', '.join(self.domains), 120)}); refused"
