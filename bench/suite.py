@@ -15,11 +15,13 @@ from bench import (
     dcim_pages,
     fleet_api,
     fleet_search,
+    fleet_usage,
     overview_api,
     overview_function,
     rapid_reset,
     reconcile,
     sim_scale,
+    tracing_overhead,
 )
 from bench.runs import Benchmark
 
@@ -27,8 +29,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     overview_function.BENCHMARK,
     fleet_api.BENCHMARK,
     fleet_search.BENCHMARK,
+    fleet_usage.BENCHMARK,
     dcim_pages.BENCHMARK,
     overview_api.BENCHMARK,
+    tracing_overhead.BENCHMARK,
     collector_huge.BENCHMARK,
     collector_fanout.BENCHMARK,
     collector_sources.BENCHMARK,

@@ -29,10 +29,14 @@ SERVING = (
     "prometheus-client",
     "typing-extensions",
 )
+# Tracing (common/tracing.py), off unless OTEL_* asks for it: every process image carries it, so turning it
+# on is a variable, not another build.
+TRACING = ("opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http")
 TARGETS: dict[str, tuple[str, ...]] = {
-    "public-api": SERVING,
-    "admin-api": (*SERVING, "pyjwt", "cryptography"),
+    "public-api": (*SERVING, *TRACING),
+    "admin-api": (*SERVING, *TRACING, "pyjwt", "cryptography"),
     "worker": (
+        *TRACING,
         "kubernetes",
         "aiohttp",
         "uvloop",

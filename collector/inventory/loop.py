@@ -36,6 +36,7 @@ from collector.inventory.reading import ClusterReader, ClusterRow, CollectError,
 from collector.inventory.sources import NOT_VISIBLE, OVER_CAP, Unlisted
 from collector.kube.errors import KubeError
 from collector.settings import LIVENESS_INTERVALS, InventorySettings, Shard
+from common import tracing
 from common.clock import Clock, utc_now
 from common.database import CheckUnlessRecent
 from common.health import Liveness
@@ -184,7 +185,24 @@ class InventoryLoop:
         return summary
 
     async def collect(self, cluster: ClusterRow) -> ClusterResult:
-        """Read and store one cluster within INVENTORY_TIMEOUT_SECONDS; on failure record why. Never raises."""
+        """Read and store one cluster within INVENTORY_TIMEOUT_SECONDS; on failure record why. Never raises.
+
+        With tracing on, each collection is a trace of its own (a round may hold thousands), its outcome
+        and failure reason on the span and its database statements beneath it."""
+        tracer = tracing.tracer()
+        if tracer is None:
+            return await self._collect(cluster)
+        attributes = {"fleet.cluster.id": str(cluster.id), "fleet.cluster.name": str(cluster)}
+        with tracer.start_as_current_span(
+            "inventory.collect", attributes=attributes, record_exception=False, set_status_on_exception=False
+        ) as span:
+            result = await self._collect(cluster)
+            span.set_attribute("fleet.outcome", "collected" if result.ok else "failed")
+            if not result.ok:
+                tracing.set_error(span, result.reason or "failed", result.error or "")
+            return result
+
+    async def _collect(self, cluster: ClusterRow) -> ClusterResult:
         started = time.perf_counter()
         context = {"cluster_id": str(cluster.id), "cluster": str(cluster)}
         phase = "reading"

@@ -799,6 +799,11 @@ async def test_the_mock_garden_lists_each_organizations_project(setup: Setup) ->
     assert summary.not_evaluated == {}
     assert summary.projects_listed == len(projects)
     assert summary.opened["unlabeled_shoot"] == summary.shoots_unlabeled == 0
+    # Its shoots carry the live node pools as workers, so the ledger has the clusters and their pools.
+    shoots = await mock.list_shoots(label_selector=CLUSTER_ID_LABEL)
+    workers = sum(len(s["spec"]["provider"]["workers"]) for s in shoots)
+    assert workers > len(shoots)
+    assert summary.gardener_ledger["created"] == {"gardener.cluster": len(shoots), "gardener.workerpool": workers}
 
 
 @pytest.mark.parametrize(("fault", "count"), [("value_bomb", 4), ("endless_pages", 500)])

@@ -437,3 +437,27 @@ async def test_an_organizations_page_shows_who_changed_its_listing_and_why(page:
         ["unlisted" if owner.listed_publicly else "listed", "operator", "asked to"],
     ]
     assert page.errors() == []
+
+
+async def test_the_ledger_shows_a_worker_pools_machine_type_and_bounds(page: Page, web_world: WebWorld) -> None:
+    with web_world.database.admin() as conn:
+        row = conn.execute(
+            "SELECT c.id FROM tenant.clusters c WHERE c.deleted IS NULL"
+            " AND c.organization_id <> tenant.system_organization_id() ORDER BY c.id LIMIT 1"
+        ).fetchone()
+        assert row is not None
+        conn.execute(
+            "INSERT INTO tenant.infrastructure_resources (cluster_id, resource_type, resource_id, name, billable,"
+            " created, last_seen, details) VALUES (%s, 'gardener.workerpool', 'shoot-uid', 'pool-under-test', false,"
+            ' now(), now(), \'{"machine_type": "m5.4xlarge", "minimum": 0, "maximum": 7}\')',
+            (row[0],),
+        )
+    await open_dcim(page, web_world, "/ledger?type=gardener.workerpool")
+    await page.wait_for(dcim_ready("ledger"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-ledger-worker-pools")
+    shown = await page.evaluate(
+        "[...document.querySelectorAll('#resources tbody tr')].map(r =>"
+        " [r.querySelector('.resource-name').textContent, r.querySelector('.worker-pool')?.textContent])"
+    )
+    assert ["pool-under-test", "m5.4xlarge, 0 to 7 nodes"] in shown

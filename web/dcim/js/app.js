@@ -3,6 +3,7 @@
 //   #/summary?range=7d              totals, statuses, drift per kind, freshness of both loops, trends
 //   #/organizations?q=..&order=..&desc=1   every organization (searched, sorted, paged)
 //   #/organizations/<id>?range=7d   one organization, its trends and the changes of its public listing
+//   #/organizations/<id>/usage?month=2026-11   one organization's usage per type in a month, as CSV too
 //   #/clusters?q=..&order=..&desc=1&status=..&attention=1&stale=1&org=..&region=..&deleted=1
 //                                   the cluster list (searched, sorted, paged)
 //   #/clusters/<id>                 one cluster: node pools, projects, namespaces, findings, ledger
@@ -35,6 +36,7 @@ import { ledgerView } from "./views/ledger.js";
 import { organizationView } from "./views/organization.js";
 import { organizationsView } from "./views/organizations.js";
 import { summaryView } from "./views/summary.js";
+import { usageView } from "./views/usage.js";
 
 const view = document.getElementById("view");
 const account = document.getElementById("account");
@@ -52,7 +54,14 @@ function parseRoute() {
 }
 
 function resolve({ segments, params }) {
-  const [first = "summary", second] = segments;
+  const [first = "summary", second, third] = segments;
+  if (first === "organizations" && second && third === "usage") {
+    return {
+      name: "usage",
+      tab: "organizations",
+      render: () => usageView(decodeURIComponent(second), params),
+    };
+  }
   if (first === "organizations" && second) {
     return {
       name: "organization",

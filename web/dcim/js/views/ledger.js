@@ -51,7 +51,20 @@ const columns = [
     cell: (r) =>
       r.namespace ? namespaceName(r.tenantNamespace?.name ?? "", r.namespace) : h("span", { class: "muted" }, "cluster-wide"),
   },
-  { label: "Name", cell: (r) => h("span", { class: "resource-name" }, r.name ?? "") },
+  {
+    label: "Name",
+    cell: (r) => [
+      h("span", { class: "resource-name" }, r.name ?? ""),
+      // A worker pool's machine type and autoscaler bounds, as its shoot says now (JSON leaves out zeros).
+      r.workerPool
+        ? h(
+            "span",
+            { class: "secondary muted worker-pool" },
+            `${r.workerPool.machineType ?? ""}, ${r.workerPool.minimum ?? 0} to ${r.workerPool.maximum ?? 0} nodes`,
+          )
+        : null,
+    ],
+  },
   { label: "Cloud id", cell: (r) => h("code", { class: "resource-id" }, r.resourceId ?? "") },
   { label: "Billable", cell: (r) => (r.billable ? badge("billable", "warn") : h("span", { class: "muted" }, "no")) },
   { label: "Seen", cell: seenCell },
