@@ -151,12 +151,13 @@ async def wait_for_database(pool: AsyncConnectionPool[Any], until: asyncio.Event
 
 
 def response_limits(settings: Settings) -> ResponseLimits:
-    """The byte bounds of every answer the worker reads, from its settings."""
+    """The bounds (bytes, values) of every answer the worker reads, from its settings."""
     inventory = settings.inventory
     return ResponseLimits(
         max_list_bytes=inventory.max_list_bytes,
         max_item_bytes=inventory.max_item_bytes,
         max_answer_bytes=inventory.max_answer_bytes,
+        max_list_values=inventory.max_list_values,
     )
 
 

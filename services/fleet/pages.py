@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from services.common.paging import KeyPart, KeysetSpec
-from services.fleet.queries import base, clusters, findings, ledger, organizations, search
+from services.fleet.queries import base, clusters, findings, ledger, organizations, search, usage
 
 _NAME_ID = (KeyPart.TEXT, KeyPart.UUID)
 _TEXT_KEY = (KeyPart.TEXT, *_NAME_ID)
@@ -55,6 +55,13 @@ CLUSTERS: dict[clusters.ClusterOrder, ClusterSpec] = {
         "clusters.status_since", _TIME_KEY, lambda row: (_time(row.shoot_status_changed), row.name, row.id)
     ),
 }
+# ListClusters by snapshot time, newest first: a walk pinned to its first page's time (queries/clusters.py,
+# walk_by_observed), whose key leads with that time and the walk's phase.
+CLUSTERS_BY_OBSERVED_WALK: KeysetSpec[clusters.WalkRow, clusters.WalkKey] = KeysetSpec(
+    "clusters.observed.walk",
+    (KeyPart.TIMESTAMP, KeyPart.INTEGER, KeyPart.TIMESTAMP, KeyPart.TEXT, KeyPart.UUID),
+    lambda walk: (walk.as_of, walk.phase, _time(walk.row.observed), walk.row.name, walk.row.id),
+)
 NAMESPACE_SEARCH: KeysetSpec[search.NamespaceMatchRow, tuple[str, UUID]] = KeysetSpec(
     "namespace_search", _NAME_ID, lambda row: (row.name, row.id)
 )
@@ -67,4 +74,28 @@ INFRASTRUCTURE_RESOURCES: KeysetSpec[ledger.ResourceRow, ledger.ResourceKey] = K
     "infrastructure_resources",
     (KeyPart.UUID, KeyPart.TEXT, KeyPart.TEXT, KeyPart.TEXT, KeyPart.UUID),
     lambda row: (row.cluster_id, row.resource_type, row.namespace, row.name, row.id),
+)
+# ListUsage: one list per aggregate, each keyed as its block in usage.sql orders it.
+UsageSpec = KeysetSpec[usage.UsageGroupRow, tuple[Any, ...]]
+USAGE: dict[usage.UsageAggregate, UsageSpec] = {
+    usage.UsageAggregate.ORGANIZATION: KeysetSpec(
+        "usage.organization",
+        (KeyPart.TEXT, KeyPart.UUID, KeyPart.TEXT),
+        lambda row: (row.organization_name, row.organization_id, row.resource_type),
+    ),
+    usage.UsageAggregate.CLUSTER: KeysetSpec(
+        "usage.cluster",
+        (KeyPart.TEXT, KeyPart.TEXT, KeyPart.UUID, KeyPart.TEXT),
+        lambda row: (row.organization_name, row.cluster_name, row.cluster_id, row.resource_type),
+    ),
+    usage.UsageAggregate.RESOURCE_TYPE: KeysetSpec(
+        "usage.resource_type", (KeyPart.TEXT,), lambda row: (row.resource_type,)
+    ),
+}
+# The finding history, grouped by finding: its first part is the walk's as_of (its first page's time),
+# which every token of the walk carries unchanged, so later pages read the history as the first did.
+FINDING_HISTORY: KeysetSpec[findings.HistoryRow, findings.HistoryKey] = KeysetSpec(
+    "finding_history",
+    (KeyPart.TIMESTAMP, KeyPart.TIMESTAMP, KeyPart.TEXT, KeyPart.TEXT),
+    lambda row: (row.as_of, row.opened_last, row.kind, row.subject),
 )

@@ -111,10 +111,22 @@ class FleetApi(FleetService):
         ctx: RequestContext[fleet_pb2.ListClustersRequest, fleet_pb2.ListClustersResponse],
     ) -> fleet_pb2.ListClustersResponse:
         filters = requests.cluster_filters(request)
+        now = self._clock()
+        if filters.order is queries.clusters.ClusterOrder.OBSERVED and filters.descending:
+            walk = self._tokens.page_request(
+                pages.CLUSTERS_BY_OBSERVED_WALK, filters, size=request.page_size, token=request.page_token
+            )
+            async with self._pool.connection() as conn:
+                walked = await queries.clusters.walk_by_observed(
+                    conn, filters=filters, now=now, after=walk.after, limit=walk.limit
+                )
+            walked_page = walk.page(walked)
+            return convert.clusters.list_clusters_response(
+                [w.row for w in walked_page.items], now, walked_page.next_page_token
+            )
         wanted = self._tokens.page_request(
             pages.CLUSTERS[filters.order], filters, size=request.page_size, token=request.page_token
         )
-        now = self._clock()
         async with self._pool.connection() as conn:
             rows = await queries.clusters.list_clusters(
                 conn, filters=filters, now=now, after=wanted.after, limit=wanted.limit
@@ -138,6 +150,24 @@ class FleetApi(FleetService):
             )
         page = wanted.page(rows)
         return convert.findings.list_drift_findings_response(page.items, page.next_page_token)
+
+    @override
+    async def list_finding_history(
+        self,
+        request: fleet_pb2.ListFindingHistoryRequest,
+        ctx: RequestContext[fleet_pb2.ListFindingHistoryRequest, fleet_pb2.ListFindingHistoryResponse],
+    ) -> fleet_pb2.ListFindingHistoryResponse:
+        filters = requests.history_filters(request)
+        wanted = self._tokens.page_request(
+            pages.FINDING_HISTORY, filters, size=request.page_size, token=request.page_token
+        )
+        now = self._clock()
+        async with self._pool.connection() as conn:
+            rows = await queries.findings.list_finding_history(
+                conn, filters=filters, after=wanted.after, now=now, limit=wanted.limit
+            )
+        page = wanted.page(rows)
+        return convert.findings.list_finding_history_response(page.items, page.next_page_token)
 
     @override
     async def get_cluster(
@@ -273,6 +303,26 @@ class FleetApi(FleetService):
         async with self._pool.connection() as conn:
             rows = await queries.trends.fleet_trends(conn, wanted)
         return convert.trends.trends_response(rows)
+
+    @override
+    async def list_usage(
+        self,
+        request: fleet_pb2.ListUsageRequest,
+        ctx: RequestContext[fleet_pb2.ListUsageRequest, fleet_pb2.ListUsageResponse],
+    ) -> fleet_pb2.ListUsageResponse:
+        now = self._clock()
+        filters = requests.usage_filters(request, now)
+        wanted = self._tokens.page_request(
+            pages.USAGE[filters.aggregate], filters.bound(), size=request.page_size, token=request.page_token
+        )
+        async with self._pool.connection() as conn:
+            await queries.base.begin_consistent_read(conn)
+            rows = await queries.usage.usage_groups(
+                conn, filters=filters, now=now, after=wanted.after, limit=wanted.limit
+            )
+            page = wanted.page(rows)
+            steps = await queries.usage.usage_steps(conn, filters=filters, now=now, groups=page.items)
+        return convert.usage.list_usage_response(filters, page.items, steps, now, page.next_page_token)
 
 
 def _count_summary_lookup(outcome: Outcome) -> None:

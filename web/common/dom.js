@@ -38,7 +38,15 @@ export function replace(parent, ...children) {
   return append(parent, children);
 }
 
-// A table with a caption, a header row and one row per item; `columns` are {label, cell(item), numeric}.
+// A cell's attributes: its column's label (a phone shows it beside the value when rows become cards)
+// and `priority`, the cells a phone shows first.
+export function cellAttributes(column) {
+  const classes = [column.numeric ? "num" : null, column.priority ? "priority" : null].filter(Boolean);
+  return { class: classes.length ? classes.join(" ") : null, dataset: { label: column.label } };
+}
+
+// A table with a caption, a header row and one row per item; `columns` are {label, cell(item), numeric,
+// priority}. Its rows become cards on a phone (class "stack").
 export function table(caption, columns, items, attributes = {}) {
   const head = h(
     "thead",
@@ -56,9 +64,10 @@ export function table(caption, columns, items, attributes = {}) {
       h(
         "tr",
         {},
-        columns.map((c) => h("td", { class: c.numeric ? "num" : null }, c.cell(item))),
+        columns.map((c) => h("td", cellAttributes(c), c.cell(item))),
       ),
     ),
   );
-  return h("table", attributes, caption ? h("caption", {}, caption) : null, head, body);
+  const classes = ["stack", attributes.class].filter(Boolean).join(" ");
+  return h("table", { ...attributes, class: classes }, caption ? h("caption", {}, caption) : null, head, body);
 }

@@ -66,6 +66,26 @@ export function formatDate(iso) {
   return Number.isNaN(date.getTime()) ? String(iso) : dateFormat.format(date);
 }
 
+const momentFormat = new Intl.DateTimeFormat(LOCALE, {
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+  hour12: false,
+  timeZone: "UTC",
+});
+
+// "Dec 1, 2026, 14:05 UTC": when a state began, to the minute, so a change made today says when
+// today (a day alone reads as "some time that day"); seconds are in the element's title.
+export function formatMoment(iso) {
+  if (!iso) {
+    return "";
+  }
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? String(iso) : `${momentFormat.format(date)} UTC`;
+}
+
 export function formatTime(iso) {
   if (!iso) {
     return "";

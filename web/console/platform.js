@@ -66,14 +66,14 @@ function organizationsTable(organizations, totals) {
         h("span", { class: "alias" }, org.alias || org.name),
         h("span", { class: "name muted" }, org.name),
       ),
-      h("td", { class: "num", dataset: { field: "clusters" } }, formatCount(org.clusters)),
-      h("td", { class: "num", dataset: { field: "projects" } }, formatCount(org.projects)),
-      h("td", { class: "num", dataset: { field: "namespaces" } }, formatCount(org.namespaces)),
+      h("td", { class: "num", dataset: { field: "clusters", label: "Clusters" } }, formatCount(org.clusters)),
+      h("td", { class: "num", dataset: { field: "projects", label: "Projects" } }, formatCount(org.projects)),
+      h("td", { class: "num", dataset: { field: "namespaces", label: "Namespaces" } }, formatCount(org.namespaces)),
     ),
   );
   return h(
     "table",
-    { id: "organizations" },
+    { id: "organizations", class: "stack" },
     h("caption", {}, "Listed organizations"),
     h(
       "thead",
@@ -95,9 +95,9 @@ function organizationsTable(organizations, totals) {
         "tr",
         { id: "totals-row" },
         h("th", { scope: "row" }, `Total (${formatCount(totals.organizations)} organizations)`),
-        h("td", { class: "num" }, formatCount(totals.clusters)),
-        h("td", { class: "num" }, formatCount(totals.projects)),
-        h("td", { class: "num" }, formatCount(totals.namespaces)),
+        h("td", { class: "num", dataset: { label: "Clusters" } }, formatCount(totals.clusters)),
+        h("td", { class: "num", dataset: { label: "Projects" } }, formatCount(totals.projects)),
+        h("td", { class: "num", dataset: { label: "Namespaces" } }, formatCount(totals.namespaces)),
       ),
     ),
   );

@@ -4,13 +4,14 @@ module per entity, as the queries are filed.
     scalars        the enums (status, drift kind, snapshot source), ages and optional text
     organizations  ListOrganizations, GetOrganization
     clusters       ListClusters, GetCluster
-    findings       ListDriftFindings and the findings GetCluster shows (details: a finding's details)
+    findings       ListDriftFindings, ListFindingHistory, GetCluster's findings (details: a finding's details)
     ledger         ListInfrastructureResources and GetCluster's ledger counts
     summary        GetFleetSummary
     search         SearchNamespaces
     trends         GetFleetTrends
+    usage          ListUsage
 """
 
-from services.fleet.convert import clusters, findings, ledger, organizations, scalars, search, summary, trends
+from services.fleet.convert import clusters, findings, ledger, organizations, scalars, search, summary, trends, usage
 
-__all__ = ["clusters", "findings", "ledger", "organizations", "scalars", "search", "summary", "trends"]
+__all__ = ["clusters", "findings", "ledger", "organizations", "scalars", "search", "summary", "trends", "usage"]

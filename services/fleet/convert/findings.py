@@ -1,4 +1,5 @@
-"""Drift findings as fleet.v1 messages: ListDriftFindings' page and the findings GetCluster shows."""
+"""Drift findings as fleet.v1 messages: ListDriftFindings' page, the findings GetCluster shows, and
+ListFindingHistory's page of findings grouped by kind and subject."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from fundament.fleet.v1 import fleet_pb2
 
 from services.fleet.convert.details import details_struct
 from services.fleet.convert.scalars import kind_to_proto, text
-from services.fleet.queries.findings import FindingRow
+from services.fleet.queries.findings import FindingRow, HistoryRow
 
 
 def drift_finding(row: FindingRow) -> fleet_pb2.DriftFinding:
@@ -35,4 +36,26 @@ def list_drift_findings_response(
 ) -> fleet_pb2.ListDriftFindingsResponse:
     return fleet_pb2.ListDriftFindingsResponse(
         findings=[drift_finding(row) for row in rows], next_page_token=next_page_token
+    )
+
+
+def finding_history(row: HistoryRow) -> fleet_pb2.FindingHistory:
+    return fleet_pb2.FindingHistory(
+        kind=kind_to_proto(row.kind),
+        subject=row.subject,
+        latest=drift_finding(row.latest),
+        first_detected=row.group_first_detected,
+        last_detected=row.group_last_detected,
+        opened=row.opened,
+        resolved=row.resolutions,
+        open_seconds=row.open_seconds,
+        open=row.is_open,
+    )
+
+
+def list_finding_history_response(
+    rows: Sequence[HistoryRow], next_page_token: str
+) -> fleet_pb2.ListFindingHistoryResponse:
+    return fleet_pb2.ListFindingHistoryResponse(
+        findings=[finding_history(row) for row in rows], next_page_token=next_page_token
     )

@@ -3,7 +3,7 @@ one cluster with its node pools, projects and namespaces, and the inventory cloc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, LiteralString
@@ -138,6 +138,8 @@ def cluster_page_query(
     after: tuple[Any, ...] | None,
     limit: int,
     clock: InventoryClock = InventoryClock(),
+    observed_at_most: datetime | None = None,
+    observed_after: datetime | None = None,
 ) -> tuple[LiteralString, dict[str, object]]:
     """The statement and parameters of one ListClusters page (tests EXPLAIN them as they run); `clock`
     matters only to the stale filter."""
@@ -163,6 +165,8 @@ def cluster_page_query(
         "inventory_since": clock.first_completed,
         "now": now,
         "limit": limit,
+        "observed_at_most": observed_at_most,
+        "observed_after": observed_after,
         **order_params(after),
     }
     return _CLUSTER_STATEMENTS[(filters.order, filters.descending)], params
@@ -180,6 +184,61 @@ async def list_clusters(
     clock = await inventory_clock(conn) if filters.stale else InventoryClock()
     statement, params = cluster_page_query(filters, now=now, after=after, limit=limit, clock=clock)
     return await fetch_all(conn, statement, ClusterRow, params)
+
+
+@dataclass(frozen=True, slots=True)
+class WalkRow:
+    """A row of a walk by snapshot time: the walk's start (`as_of`), its phase (0: snapshots taken up to
+    then, newest first; 1: snapshots taken since, oldest first) and the cluster."""
+
+    as_of: datetime
+    phase: int
+    row: ClusterRow
+
+
+# (as_of, phase, observed, name, id): the key of a walk by snapshot time, newest first.
+WalkKey = tuple[datetime, int, datetime, str, UUID]
+
+
+async def walk_by_observed(
+    conn: psycopg.AsyncConnection[Any],
+    *,
+    filters: ClusterFilters,
+    now: datetime,
+    after: WalkKey | None,
+    limit: int,
+) -> list[WalkRow]:
+    """ListClusters by snapshot time, newest first, as one consistent walk (docs/architecture.md,
+    'A walk by snapshot time').
+
+    A refreshed snapshot jumps to the front of this order, past a cursor that has moved on, so a plain
+    keyset walk would skip it. This walk pins its first page's time `as_of`: it first lists the
+    snapshots taken up to then, newest first (their keys do not change), then those taken since,
+    oldest first (a snapshot refreshed again moves further ahead of the cursor, never behind it).
+    Every cluster is listed at least once; one refreshed after it was listed comes again in the
+    second part (the page shows each cluster once).
+    """
+    as_of = after[0] if after else now
+    clock = await inventory_clock(conn) if filters.stale else InventoryClock()
+    found: list[WalkRow] = []
+    if after is None or after[1] == 0:
+        statement, params = cluster_page_query(
+            filters, now=now, after=after[2:] if after else None, limit=limit, clock=clock, observed_at_most=as_of
+        )
+        found = [WalkRow(as_of, 0, row) for row in await fetch_all(conn, statement, ClusterRow, params)]
+        if len(found) >= limit:
+            return found
+        after = None
+    rising = replace(filters, descending=False)
+    statement, params = cluster_page_query(
+        rising,
+        now=now,
+        after=after[2:] if after else None,
+        limit=limit - len(found),
+        clock=clock,
+        observed_after=as_of,
+    )
+    return found + [WalkRow(as_of, 1, row) for row in await fetch_all(conn, statement, ClusterRow, params)]
 
 
 async def get_cluster(conn: psycopg.AsyncConnection[Any], *, cluster_id: UUID) -> ClusterRow | None:

@@ -30,6 +30,10 @@ FROM (
       AND (%(region)s::text IS NULL OR listing.region = %(region)s::text)
       AND (%(statuses)s::text[] IS NULL OR listing.status = ANY (%(statuses)s::text[]))
       AND (NOT %(needs_attention)s::boolean OR listing.needs_attention)
+      -- A walk by snapshot time reads the snapshots up to its first page's time, then those taken since
+      -- (clusters.py, walk_by_observed); both bounds are NULL for every other list and fold away.
+      AND (%(observed_at_most)s::timestamptz IS NULL OR listing.observed <= %(observed_at_most)s::timestamptz)
+      AND (%(observed_after)s::timestamptz IS NULL OR listing.observed > %(observed_after)s::timestamptz)
       -- Stale implies collected before the stale bound (or never, '-infinity'): a range of the observed
       -- index that the exact test then narrows. %(stale_before)s is NULL before the collector ran
       -- (then nothing is stale).

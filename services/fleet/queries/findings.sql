@@ -65,3 +65,71 @@ WHERE f.cluster_id = %(cluster_id)s::uuid
   AND c.organization_id <> tenant.system_organization_id()
 ORDER BY f.resolved DESC, f.id DESC
 LIMIT %(limit)s;
+
+-- name: list_finding_history
+-- Called by FleetApi.list_finding_history: one page of the finding history grouped by finding (kind
+-- and subject), as of %(as_of)s (the walk's first page: occurrences opened later are left out, so the
+-- sort key of every entry stays put while a person pages), most recently opened first by
+-- (opened_last, kind, subject) descending. The filters select occurrences, so an entry counts the
+-- occurrences that match them; the latest occurrence comes with the names list_drift_findings gives.
+-- open_seconds counts an open occurrence up to %(now)s.
+WITH occurrences AS (
+    SELECT f.id, f.kind, f.subject, f.first_detected, f.last_detected, f.resolved
+    FROM tenant.drift_findings AS f
+    LEFT JOIN tenant.clusters AS c ON c.id = f.cluster_id
+    LEFT JOIN tenant.organizations AS o ON o.id = coalesce(c.organization_id, f.organization_id)
+    WHERE f.first_detected <= %(as_of)s::timestamptz
+      AND o.id IS DISTINCT FROM tenant.system_organization_id()
+      AND (%(kind)s::text IS NULL OR f.kind = %(kind)s::text)
+      AND (%(cluster_id)s::uuid IS NULL OR f.cluster_id = %(cluster_id)s::uuid)
+      AND (%(organization_id)s::uuid IS NULL OR o.id = %(organization_id)s::uuid)
+),
+grouped AS (
+    SELECT kind,
+           subject,
+           max(first_detected) AS opened_last,
+           min(first_detected) AS group_first_detected,
+           max(last_detected) AS group_last_detected,
+           count(*)::integer AS opened,
+           count(resolved)::integer AS resolutions,
+           sum(extract(epoch FROM greatest(coalesce(resolved, %(now)s::timestamptz) - first_detected,
+                                            interval '0')))::bigint AS open_seconds,
+           bool_or(resolved IS NULL) AS is_open,
+           (array_agg(id ORDER BY first_detected DESC, id DESC))[1] AS latest_id
+    FROM occurrences
+    GROUP BY kind, subject
+)
+SELECT %(as_of)s::timestamptz AS as_of,
+       g.opened_last,
+       g.group_first_detected,
+       g.group_last_detected,
+       g.opened,
+       g.resolutions,
+       g.open_seconds,
+       g.is_open,
+       f.id,
+       f.kind,
+       f.subject,
+       f.cluster_id,
+       c.name AS cluster_name,
+       o.id AS organization_id,
+       o.name AS organization_name,
+       coalesce(f.shoot_uid, CASE WHEN f.kind = 'unlabeled_shoot' THEN f.subject::uuid END) AS shoot_uid,
+       coalesce(sh.name, CASE WHEN f.kind = 'unlabeled_shoot' THEN f.details #>> '{shoot,name}' END)
+           AS shoot_name,
+       coalesce(sh.namespace, CASE WHEN f.kind = 'unlabeled_shoot' THEN f.details #>> '{shoot,namespace}' END)
+           AS shoot_namespace,
+       f.details,
+       f.first_detected,
+       f.last_detected,
+       f.resolved
+FROM grouped AS g
+JOIN tenant.drift_findings AS f ON f.id = g.latest_id
+LEFT JOIN tenant.clusters AS c ON c.id = f.cluster_id
+LEFT JOIN tenant.organizations AS o ON o.id = coalesce(c.organization_id, f.organization_id)
+LEFT JOIN tenant.gardener_shoots AS sh ON sh.uid = f.shoot_uid
+WHERE (NOT %(open_only)s::boolean OR g.is_open)
+  AND (g.opened_last, g.kind, g.subject)
+      < (%(after_opened)s::timestamptz, %(after_kind)s::text, %(after_subject)s::text)
+ORDER BY g.opened_last DESC, g.kind DESC, g.subject DESC
+LIMIT %(limit)s;

@@ -4,13 +4,15 @@
 // Pages are keyset pages (docs/architecture.md, 'Keyset paging with signed tokens'), so rows added
 // while a person reads do not shift or repeat what is already shown. Failures on later pages are shown under the table; the rows stay.
 
-import { append, h, replace } from "/common/dom.js";
+import { append, cellAttributes, h, replace } from "/common/dom.js";
 import { formatCount } from "/common/format.js";
 
 // `fetchPage(token)` returns {items, nextPageToken}; `columns` as in dom.table(), plus optional
 // `header` (nodes shown instead of the label, e.g. a sort link) and `ariaSort`. `onRows(all, more)` is
 // called with every row shown so far after each page (totals). Resolves once the first page is shown
 // (rejects with its error, so the view can show sign-in or an error instead).
+//
+// `rowKey(item)`, where given, names a row: one already shown is not shown again.
 //
 // `startToken` starts the list at a page of its own (the `page` parameter of a shared address), and
 // `pageHref(token)` makes "Next page" a link to the list starting at the next page, so where a person
@@ -26,6 +28,7 @@ export async function pagedTable({
   onRows,
   startToken = "",
   pageHref = null,
+  rowKey = null,
 }) {
   const first = await fetchPage(startToken);
   const container = h("div", { id, class: "paged" });
@@ -37,14 +40,21 @@ export async function pagedTable({
   let busy = false;
   const shownRows = [];
 
-  const addRows = (items) => {
+  // A walk by a volatile key (snapshot time) may bring a row again that changed after it was shown
+  // (the API never skips one: docs/architecture.md, 'A walk by snapshot time'); it is shown once.
+  const keys = new Set();
+  const addRows = (fetched) => {
+    const items = rowKey ? fetched.filter((item) => !keys.has(rowKey(item))) : fetched;
     for (const item of items) {
+      if (rowKey) {
+        keys.add(rowKey(item));
+      }
       const attributes = rowAttributes ? rowAttributes(item) : {};
       body.append(
         h(
           "tr",
           attributes,
-          columns.map((c) => h("td", { class: c.numeric ? "num" : null }, c.cell(item))),
+          columns.map((c) => h("td", cellAttributes(c), c.cell(item))),
         ),
       );
     }
@@ -115,6 +125,6 @@ export async function pagedTable({
       ),
     ),
   );
-  const wrapped = h("div", { class: "table-wrap" }, h("table", {}, h("caption", {}, caption), head, body));
+  const wrapped = h("div", { class: "table-wrap" }, h("table", { class: "stack" }, h("caption", {}, caption), head, body));
   return append(container, [wrapped, status, actions]);
 }

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, GetOrganizationRequest, GetOrganizationResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, SearchNamespacesRequest, SearchNamespacesResponse
+from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, GetOrganizationRequest, GetOrganizationResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListFindingHistoryRequest, ListFindingHistoryResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, ListUsageRequest, ListUsageResponse, SearchNamespacesRequest, SearchNamespacesResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -107,6 +107,26 @@ class FleetService(Protocol):
         GetOrganization returns one organization, live or deleted, as the organization list shows it,
         with the history of its public listing (who changed it, when and why). Unknown id, or the
         system organization: NOT_FOUND.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_usage(self, request: ListUsageRequest, ctx: RequestContext[ListUsageRequest, ListUsageResponse], /) -> ListUsageResponse:
+        """
+        ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_finding_history(self, request: ListFindingHistoryRequest, ctx: RequestContext[ListFindingHistoryRequest, ListFindingHistoryResponse], /) -> ListFindingHistoryResponse:
+        """
+        ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
+        and subject, however often it opened and resolved again, with its latest occurrence in full and
+        how often and how long it was open; most recently opened first (then kind, subject). A walk
+        reads the history as of its first page: occurrences opened later are left out of it, so no entry
+        moves, repeats or is skipped while a person pages.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -222,6 +242,28 @@ class FleetServiceASGIApplication(ConnectASGIApplication[FleetService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_organization,
+                ),
+                "/fundament.fleet.v1.FleetService/ListUsage": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListUsage",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=ListUsageRequest,
+                        output=ListUsageResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_usage,
+                ),
+                "/fundament.fleet.v1.FleetService/ListFindingHistory": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListFindingHistory",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=ListFindingHistoryRequest,
+                        output=ListFindingHistoryResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_finding_history,
                 ),
             },
             interceptors=interceptors,
@@ -504,6 +546,64 @@ class FleetServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
             use_get=use_get,
         )
+    async def list_usage(
+        self,
+        request: ListUsageRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> ListUsageResponse:
+        """
+        ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListUsage",
+                service_name="fundament.fleet.v1.FleetService",
+                input=ListUsageRequest,
+                output=ListUsageResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    async def list_finding_history(
+        self,
+        request: ListFindingHistoryRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> ListFindingHistoryResponse:
+        """
+        ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
+        and subject, however often it opened and resolved again, with its latest occurrence in full and
+        how often and how long it was open; most recently opened first (then kind, subject). A walk
+        reads the history as of its first page: occurrences opened later are left out of it, so no entry
+        moves, repeats or is skipped while a person pages.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListFindingHistory",
+                service_name="fundament.fleet.v1.FleetService",
+                input=ListFindingHistoryRequest,
+                output=ListFindingHistoryResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
 
 class FleetServiceSync(Protocol):
     """
@@ -575,6 +675,26 @@ class FleetServiceSync(Protocol):
         GetOrganization returns one organization, live or deleted, as the organization list shows it,
         with the history of its public listing (who changed it, when and why). Unknown id, or the
         system organization: NOT_FOUND.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_usage(self, request: ListUsageRequest, ctx: RequestContext[ListUsageRequest, ListUsageResponse], /) -> ListUsageResponse:
+        """
+        ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_finding_history(self, request: ListFindingHistoryRequest, ctx: RequestContext[ListFindingHistoryRequest, ListFindingHistoryResponse], /) -> ListFindingHistoryResponse:
+        """
+        ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
+        and subject, however often it opened and resolved again, with its latest occurrence in full and
+        how often and how long it was open; most recently opened first (then kind, subject). A walk
+        reads the history as of its first page: occurrences opened later are left out of it, so no entry
+        moves, repeats or is skipped while a person pages.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -688,6 +808,28 @@ class FleetServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_organization,
+                ),
+                "/fundament.fleet.v1.FleetService/ListUsage": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListUsage",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=ListUsageRequest,
+                        output=ListUsageResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_usage,
+                ),
+                "/fundament.fleet.v1.FleetService/ListFindingHistory": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListFindingHistory",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=ListFindingHistoryRequest,
+                        output=ListFindingHistoryResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_finding_history,
                 ),
             },
             interceptors=interceptors,
@@ -963,6 +1105,64 @@ class FleetServiceClientSync(ConnectClientSync):
                 service_name="fundament.fleet.v1.FleetService",
                 input=GetOrganizationRequest,
                 output=GetOrganizationResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def list_usage(
+        self,
+        request: ListUsageRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> ListUsageResponse:
+        """
+        ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListUsage",
+                service_name="fundament.fleet.v1.FleetService",
+                input=ListUsageRequest,
+                output=ListUsageResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def list_finding_history(
+        self,
+        request: ListFindingHistoryRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> ListFindingHistoryResponse:
+        """
+        ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
+        and subject, however often it opened and resolved again, with its latest occurrence in full and
+        how often and how long it was open; most recently opened first (then kind, subject). A walk
+        reads the history as of its first page: occurrences opened later are left out of it, so no entry
+        moves, repeats or is skipped while a person pages.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListFindingHistory",
+                service_name="fundament.fleet.v1.FleetService",
+                input=ListFindingHistoryRequest,
+                output=ListFindingHistoryResponse,
                 idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),
