@@ -76,6 +76,21 @@ function freshness(loops) {
   return [warnings, h("div", { class: "table-wrap" }, rendered)];
 }
 
+// Set when the staff API read this answer from a hot standby: how far the standby trails the primary,
+// beside the loops' freshness (everything above is at most that much older than on the primary).
+function standbyNote(standby) {
+  if (!standby) {
+    return null;
+  }
+  const lag = formatDuration(count(standby.lagMilliseconds) / 1000);
+  return h(
+    "p",
+    { class: "notice standby", id: "standby-lag" },
+    `Read from a hot standby that trails the primary by ${lag}`,
+    standby.lastReplayed ? [" (last replayed commit: ", timeElement(standby.lastReplayed), ")."] : ".",
+  );
+}
+
 export async function summaryView(params = new URLSearchParams()) {
   const s = await fleet("GetFleetSummary");
   const trends = await trendsSection({ path: "/summary", rangeKey: params.get("range") });
@@ -94,6 +109,7 @@ export async function summaryView(params = new URLSearchParams()) {
   return [
     h("h1", {}, "Platform"),
     freshness(s.loops ?? []),
+    standbyNote(s.standby),
     h(
       "ul",
       { class: "cards", id: "summary-cards" },
