@@ -351,16 +351,16 @@ async def test_the_summary_charts_the_fleets_recorded_trends_and_the_range_is_in
     }
     assert await page.evaluate("document.querySelectorAll('#trends svg polyline').length") == 5
 
-    await page.click("#trend-ranges a[data-range='1d']")
-    await page.wait_for(dcim_ready("summary", "range=1d"))
-    assert await page.evaluate("document.querySelector('#trends').dataset.range") == "1d"
+    await page.click("#trend-ranges a[data-range='24h']")
+    await page.wait_for(dcim_ready("summary", "range=24h"))
+    assert await page.evaluate("document.querySelector('#trends').dataset.range") == "24h"
     assert {k: v[0] for k, v in (await chart_values(page)).items()} == dict.fromkeys(
         ("clusters", "attention", "nodes", "pods", "findings"), rounds
     )
     await page.click("#trend-ranges a[data-range='30d']")
     await page.wait_for(dcim_ready("summary", "range=30d"))
     await page.evaluate("history.back()")
-    await page.wait_for(dcim_ready("summary", "range=1d"))
+    await page.wait_for(dcim_ready("summary", "range=24h"))
     assert page.errors() == []
 
 

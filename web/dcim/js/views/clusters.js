@@ -7,7 +7,7 @@
 // soft-deleted clusters).
 
 import { h } from "/common/dom.js";
-import { count, formatCount, formatDate, formatDuration, timeElement } from "/common/format.js";
+import { count, formatCount, formatMoment, formatDuration, timeElement } from "/common/format.js";
 import { pager } from "../api.js";
 import { STATUSES, badge, statusBadge } from "../labels.js";
 import { pagedTable } from "../paged.js";
@@ -20,7 +20,13 @@ export function clusterColumns({ showOrganization = true, order = null, link = n
   const sort = (label, key, options) => (order ? sortLink(label, key, order, link, options) : label);
   const sorted = (...keys) => (order ? ariaSort(order, ...keys) : null);
   return [
-    { label: "Cluster", header: sort("Cluster", "name"), ariaSort: sorted("name"), cell: (c) => clusterLink(c.id, c.name) },
+    {
+      label: "Cluster",
+      priority: true,
+      header: sort("Cluster", "name"),
+      ariaSort: sorted("name"),
+      cell: (c) => clusterLink(c.id, c.name),
+    },
     showOrganization
       ? {
           label: "Organization",
@@ -40,6 +46,7 @@ export function clusterColumns({ showOrganization = true, order = null, link = n
     { label: "Region", cell: (c) => h("span", { class: "nowrap" }, c.region) },
     {
       label: "Status",
+      priority: true,
       header: sort("Status", "since", { firstDesc: true }),
       ariaSort: sorted("since"),
       cell: statusCell,
@@ -84,7 +91,7 @@ function statusCell(c) {
   return [
     statusBadge(c.status),
     c.shootStatusChanged
-      ? h("span", { class: "since muted" }, timeElement(c.shootStatusChanged, `since ${formatDate(c.shootStatusChanged)}`))
+      ? h("span", { class: "since muted" }, timeElement(c.shootStatusChanged, `since ${formatMoment(c.shootStatusChanged)}`))
       : null,
   ];
 }
@@ -240,6 +247,7 @@ function clusterList(params, query, signal) {
     fetchPage: pager("ListClusters", "clusters", filters, { signal }),
     emptyText: query ? `No cluster matches “${query}” and these filters.` : "No cluster matches these filters.",
     rowAttributes: (c) => ({ dataset: { clusterId: c.id, cluster: c.name ?? "" } }),
+    rowKey: (c) => c.id,
     startToken: startToken(params, query),
     pageHref: (token) => href("/clusters", { ...paramsObject(params), q: query, page: token }),
   });
