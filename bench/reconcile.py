@@ -30,6 +30,7 @@ from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_n
 from bench.table import Point, Row, Target
 from collector.kube.client import garden_client
 from collector.kube.garden import RealGardener
+from collector.kube.limits import ResponseLimits
 from collector.reconcile.loop import ReconcileLoop
 from common.database import make_pool
 from common.labels import CLUSTER_ID_LABEL
@@ -42,6 +43,10 @@ TARGET_RATIO = 3.0
 # Five clusters per organization; about 94% of the generator's clusters have a shoot, so 10,610
 # organizations give about 53,000 clusters and 50,000 shoots.
 DEFAULT_ORGANIZATIONS = 10_610
+
+# The scale fleet's 50,000 shoots hold more values than GARDENER_MAX_LIST_VALUES' default admits
+# (sized for the chart's memory limit): the benchmark raises it, as a landscape that large would.
+SCALE_LIMITS = ResponseLimits(max_list_values=40_000_000)
 
 
 def bench_fleet(organizations: int, seed: int) -> Fleet:
@@ -74,7 +79,7 @@ async def measure(worker_dsn: str, kubeconfig: Path, rounds: int, figures: dict[
     settings = DatabaseSettings(url=worker_dsn, pool_min=1, pool_max=2, statement_timeout_ms=120_000)
     pool = make_pool(settings, application_name="bench-reconcile")
     await pool.open(wait=True)
-    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
+    gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120, limits=SCALE_LIMITS))
     try:
         loop = ReconcileLoop(pool=pool, gardener=gardener, interval_seconds=300)
         started = time.perf_counter()

@@ -15,10 +15,15 @@ from collector.inventory import store
 from collector.inventory.reading import ClusterRow
 from collector.kube.client import garden_client
 from collector.kube.garden import RealGardener, shoot_refs
+from collector.kube.limits import ResponseLimits
 from collector.worker import worker_checks
 from common.database import CheckUnlessRecent, make_pool
 from common.labels import CLUSTER_ID_LABEL
 from common.settings import DatabaseSettings
+
+# The scale fleet's 50,000 shoots hold more values than GARDENER_MAX_LIST_VALUES' default admits
+# (sized for the chart's memory limit): the benchmark raises it, as a landscape that large would.
+SCALE_LIMITS = ResponseLimits(max_list_values=40_000_000)
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,7 @@ async def worker_side(
     )
     await pool.open(wait=True)
     try:
-        gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120))
+        gardener = RealGardener(await garden_client(kubeconfig, timeout_seconds=120, limits=SCALE_LIMITS))
         try:
             yield WorkerSide(pool, checks, gardener)
         finally:

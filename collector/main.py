@@ -19,6 +19,7 @@ import sys
 from typing import Any, TextIO
 
 import prometheus_client
+from psycopg_pool import AsyncConnectionPool
 
 from collector.inventory import metrics as inventory_metrics
 from collector.inventory import store
@@ -27,8 +28,9 @@ from collector.inventory.reading import ClusterRow
 from collector.inventory.report import ProgressBar, print_summary
 from collector.kube.errors import KubeError
 from collector.reconcile import metrics as reconcile_metrics
+from collector.reconcile.loop import ReconcileLoop
 from collector.settings import Settings
-from collector.worker import Worker, build_inventory, build_reconcile, open_worker
+from collector.worker import StoppedWaiting, Worker, build_inventory, build_reconcile, open_worker
 from common import eventloop
 from common.database import require_schema
 from common.errors import DatabaseUnavailable, SchemaTooOld
@@ -57,40 +59,69 @@ async def reconcile_once(worker: Worker, out: TextIO) -> int:
     return EXIT_OK
 
 
-async def serve(settings: Settings) -> int:
-    """Run the loop of WORKER_MODE until SIGTERM or SIGINT, with the health port."""
-    stop = stop_event()
+class _Running:
+    """The loop once it runs: the health port serves before the database answers (the worker waits
+    for it), so its probes ask this, which knows the loop only once the pool is open."""
 
-    async with open_worker(settings) as worker:
-        pool = worker.pool
+    def __init__(self) -> None:
+        self.runner: InventoryLoop | ReconcileLoop | None = None
+        self.pool: AsyncConnectionPool[Any] | None = None
 
-        runner = build_inventory(worker) if settings.mode == "inventory" else build_reconcile(worker)
-        first_done = runner.first_round_done if isinstance(runner, InventoryLoop) else runner.first_pass_done
+    @property
+    def stall_after_seconds(self) -> float:
+        return self.runner.liveness.stall_after_seconds if self.runner else 0.0
 
-        async def first_round_or_pass_done() -> bool:
-            # Ready once the loop completed its first round (inventory) or stored its first pass
-            # (reconcile), against a schema this code can use; then it stays ready.
-            if not first_done.is_set():
-                return False
-            await require_schema(pool)
-            return True
+    @property
+    def silent_seconds(self) -> float:
+        return self.runner.liveness.silent_seconds if self.runner else 0.0
 
-        # /metrics: the process's own metrics and this mode's, never the other mode's (each module has a registry).
-        mode_metrics = inventory_metrics.REGISTRY if settings.mode == "inventory" else reconcile_metrics.REGISTRY
-        health = health_server(
-            Readiness(first_round_or_pass_done),
-            settings.health.host,
-            settings.health.port,
-            liveness=runner.liveness,
-            registries=(prometheus_client.REGISTRY, mode_metrics),
+    def alive(self) -> bool:
+        # Waiting for the database is no stall: a restart would not bring it back.
+        return self.runner.liveness.alive() if self.runner else True
+
+    async def first_round_or_pass_done(self) -> bool:
+        # Ready once the loop completed its first round (inventory) or stored its first pass
+        # (reconcile), against a schema this code can use; then it stays ready.
+        if self.runner is None or self.pool is None:
+            return False
+        first_done = (
+            self.runner.first_round_done if isinstance(self.runner, InventoryLoop) else self.runner.first_pass_done
         )
-        await health.start()
-        logger.info("health port listening", extra={"address": f"{health.host}:{health.port}"})
-        logger.info("cluster-worker started", extra={"mode": settings.mode, "gardener": settings.gardener.mode})
-        try:
-            await runner.run(stop)
-        finally:
-            await health.stop()
+        if not first_done.is_set():
+            return False
+        await require_schema(self.pool)
+        return True
+
+
+async def serve(settings: Settings) -> int:
+    """Run the loop of WORKER_MODE until SIGTERM or SIGINT, with the health port.
+
+    The health port listens first: while the database does not answer, /livez says alive, /readyz not
+    ready, and the worker waits for it (collector/worker.py, `wait_for_database`).
+    """
+    stop = stop_event()
+    running = _Running()
+    # /metrics: the process's own metrics and this mode's, never the other mode's (each module has a registry).
+    mode_metrics = inventory_metrics.REGISTRY if settings.mode == "inventory" else reconcile_metrics.REGISTRY
+    health = health_server(
+        Readiness(running.first_round_or_pass_done),
+        settings.health.host,
+        settings.health.port,
+        liveness=running,
+        registries=(prometheus_client.REGISTRY, mode_metrics),
+    )
+    await health.start()
+    logger.info("health port listening", extra={"address": f"{health.host}:{health.port}"})
+    try:
+        async with open_worker(settings, until=stop) as worker:
+            running.pool = worker.pool
+            running.runner = build_inventory(worker) if settings.mode == "inventory" else build_reconcile(worker)
+            logger.info("cluster-worker started", extra={"mode": settings.mode, "gardener": settings.gardener.mode})
+            await running.runner.run(stop)
+    except StoppedWaiting:
+        logger.info("stopped while waiting for the database")
+    finally:
+        await health.stop()
     logger.info("cluster-worker stopped")
     return EXIT_OK
 

@@ -35,6 +35,7 @@ MIB = 1 << 20
 DEFAULT_LIST_MIB = 512.0
 DEFAULT_ITEM_MIB = 3.0
 DEFAULT_ANSWER_MIB = 16.0
+DEFAULT_LIST_VALUES = 2_000_000  # collector/kube/limits.py keeps the same default
 DEFAULT_LEDGER_MAX_PER_TYPE = 10_000
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -97,6 +98,8 @@ class InventorySettings:
     """INVENTORY_MAX_ITEM_MIB: MiB of one item of a list."""
     max_answer_bytes: int = int(DEFAULT_ANSWER_MIB * MIB)
     """GARDENER_MAX_ANSWER_MIB: MiB of one answer parsed whole (a page of the garden's shoots)."""
+    max_list_values: int = DEFAULT_LIST_VALUES
+    """GARDENER_MAX_LIST_VALUES: JSON values of every page of one garden list together (its shoots, its projects)."""
     ledger_max_per_type: int = DEFAULT_LEDGER_MAX_PER_TYPE
     """INVENTORY_LEDGER_MAX_PER_TYPE: resources of one type in one cluster the ledger records; more: not listed."""
     history_round_retention_hours: int = 48
@@ -216,6 +219,7 @@ class Settings:
                 max_list_bytes=_mib(env, "INVENTORY_MAX_LIST_MIB", DEFAULT_LIST_MIB),
                 max_item_bytes=_mib(env, "INVENTORY_MAX_ITEM_MIB", DEFAULT_ITEM_MIB),
                 max_answer_bytes=_mib(env, "GARDENER_MAX_ANSWER_MIB", DEFAULT_ANSWER_MIB),
+                max_list_values=env_int(env, "GARDENER_MAX_LIST_VALUES", DEFAULT_LIST_VALUES, minimum=1000),
                 ledger_max_per_type=env_int(
                     env, "INVENTORY_LEDGER_MAX_PER_TYPE", DEFAULT_LEDGER_MAX_PER_TYPE, minimum=1
                 ),

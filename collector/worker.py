@@ -11,7 +11,9 @@ PROMETHEUS_OTHERS_FROM what it lacks is read with (inventory/split.py: viewerkub
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +37,19 @@ from collector.reconcile.loop import ReconcileLoop
 from collector.settings import Settings
 from common.clock import Clock, utc_now
 from common.database import CheckUnlessRecent, make_pool, require_schema
-from common.errors import DatabaseUnavailable
+from common.errors import DatabaseUnavailable, SchemaTooOld
+from common.text import truncate
+
+logger = logging.getLogger(__name__)
+
+# While the database does not answer at start, `run` asks again after this long, doubling up to the
+# most (the APIs' readiness check backs off the same way: services/common/startup.py).
+DATABASE_RETRY_SECONDS = 1.0
+DATABASE_RETRY_MAX_SECONDS = 15.0
+
+
+class StoppedWaiting(Exception):
+    """SIGTERM or SIGINT came while the worker still waited for the database."""
 
 
 @dataclass
@@ -62,23 +76,33 @@ def worker_checks() -> CheckUnlessRecent:
 
 
 @contextlib.asynccontextmanager
-async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIterator[Worker]:
+async def open_worker(
+    settings: Settings, *, clock: Clock = utc_now, until: asyncio.Event | None = None
+) -> AsyncIterator[Worker]:
     """Open the pool (checking the schema) and the Gardener client; close both at the end.
 
     Raises DatabaseUnavailable when the database cannot be reached, SchemaTooOld when its schema is too old, and
-    collector.kube.errors.KubeError when the garden kubeconfig cannot be loaded.
+    collector.kube.errors.KubeError when the garden kubeconfig cannot be loaded. With `until` (the
+    long-running loop's stop signal), a database that does not answer is waited for instead, as long
+    as it takes (`StoppedWaiting` when `until` is set first): an outage at start only delays readiness.
     """
     checks = worker_checks()
     pool: AsyncConnectionPool[Any] = make_pool(
         settings.database, application_name=f"cluster-worker-{settings.mode}", checks=checks
     )
+    if until is None:
+        try:
+            await pool.open(wait=True, timeout=settings.database.connect_timeout_seconds)
+        except Exception as e:
+            await pool.close()
+            raise DatabaseUnavailable(f"cannot connect to the database: {type(e).__name__}") from e
+    else:
+        await pool.open(wait=False)
     try:
-        await pool.open(wait=True, timeout=settings.database.connect_timeout_seconds)
-    except Exception as e:
-        await pool.close()
-        raise DatabaseUnavailable(f"cannot connect to the database: {type(e).__name__}") from e
-    try:
-        await require_schema(pool)
+        if until is None:
+            await require_schema(pool)
+        else:
+            await wait_for_database(pool, until)
         if settings.gardener.mode == "real" and settings.gardener.kubeconfig is not None:
             client = await garden_client(
                 settings.gardener.kubeconfig,
@@ -96,13 +120,44 @@ async def open_worker(settings: Settings, *, clock: Clock = utc_now) -> AsyncIte
         await pool.close()
 
 
+async def wait_for_database(pool: AsyncConnectionPool[Any], until: asyncio.Event) -> None:
+    """Return once the database answers with a schema this code can use; meanwhile ask again and again.
+
+    Raises SchemaTooOld at once (waiting would not help) and StoppedWaiting when `until` is set first.
+    """
+    retry = DATABASE_RETRY_SECONDS
+    waiting = False
+    while True:
+        try:
+            await require_schema(pool)
+        except SchemaTooOld:
+            raise
+        except Exception as e:  # unreachable, refusing, too slow: wait and ask again
+            if not waiting:
+                logger.warning(
+                    "waiting for the database",
+                    extra={"cause": type(e).__name__, "error": truncate(str(e), 300)},
+                )
+                waiting = True
+        else:
+            if waiting:
+                logger.info("the database answers")
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(until.wait(), timeout=retry)
+        if until.is_set():
+            raise StoppedWaiting
+        retry = min(retry * 2, DATABASE_RETRY_MAX_SECONDS)
+
+
 def response_limits(settings: Settings) -> ResponseLimits:
-    """The byte bounds of every answer the worker reads, from its settings."""
+    """The bounds (bytes, values) of every answer the worker reads, from its settings."""
     inventory = settings.inventory
     return ResponseLimits(
         max_list_bytes=inventory.max_list_bytes,
         max_item_bytes=inventory.max_item_bytes,
         max_answer_bytes=inventory.max_answer_bytes,
+        max_list_values=inventory.max_list_values,
     )
 
 

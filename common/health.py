@@ -77,6 +77,18 @@ class Readiness:
         return ReadyState(await self())
 
 
+class LivenessProbe(Protocol):
+    """What /livez asks: whether the process still makes progress, and if not, for how long not."""
+
+    @property
+    def stall_after_seconds(self) -> float: ...
+
+    @property
+    def silent_seconds(self) -> float: ...
+
+    def alive(self) -> bool: ...
+
+
 class Liveness:
     """Whether a periodic loop still makes progress: it `beat()`s as it works; alive while the last
     beat is at most `stall_after_seconds` old (measured on the monotonic clock)."""
@@ -102,7 +114,7 @@ class Liveness:
 
 def operations_routes(
     readiness: ReadinessProbe,
-    liveness: Liveness | None = None,
+    liveness: LivenessProbe | None = None,
     *,
     registries: Sequence[CollectorRegistry] = (REGISTRY,),
 ) -> list[BaseRoute]:
@@ -204,14 +216,20 @@ class HttpServer:
         self._sock.close()
 
 
+# The worker's operations port serves the kubelet's probes and Prometheus' scrapes, a handful at once;
+# anything beyond this is a flood, answered 503 except /livez (common/http_limits.py, the reserved slot).
+OPERATIONS_MAX_CONNECTIONS = 64
+
+
 def health_server(
     readiness: ReadinessProbe,
     host: str,
     port: int,
     *,
-    liveness: Liveness | None = None,
+    liveness: LivenessProbe | None = None,
     registries: Sequence[CollectorRegistry] = (REGISTRY,),
 ) -> HttpServer:
     """The worker's operations port: /livez, /readyz and /metrics alone."""
     routes = operations_routes(readiness, liveness, registries=registries)
-    return HttpServer(Starlette(routes=routes), bind_tcp(host, port), name="health")
+    limits = HttpLimits(max_connections=OPERATIONS_MAX_CONNECTIONS)
+    return HttpServer(Starlette(routes=routes), bind_tcp(host, port), name="health", limits=limits)

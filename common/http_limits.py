@@ -11,6 +11,12 @@ connection is closed, counted in `fleet_http_connections_closed_total{reason="he
 The body has the same weakness (a client that announces a length and sends a byte now and then), so
 once the head is complete the rest of the request must arrive within `body_timeout_seconds`: 408 if
 no answer has started yet, the connection closed either way, `reason="body_timeout"`.
+
+Liveness has a reserved slot: a complete `GET /livez` head is served whatever the connection limit,
+so a flood of connections (a slowloris above `max_connections` renews its heads before each timeout)
+answers everyone else 503 but never fails the kubelet's liveness probe and restarts a healthy pod.
+uvicorn refuses over the limit once a head is complete, so the head's path decides; /livez answers
+from memory, never waits on the database, and its own requests are bounded by the head timeout.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ CONNECTIONS_CLOSED = Counter(
     "HTTP/1.1 connections the server closed because a client broke a bound, by reason.",
     ["reason"],
 )
+LIVENESS_PATH = "/livez"
+"""Served over the connection limit (the reserved slot)."""
 _TIMEOUT_ANSWER = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
 
@@ -53,6 +61,20 @@ def head_timeout_protocol(head_timeout_seconds: float, body_timeout_seconds: flo
     class HeadTimeoutProtocol(H11Protocol):
         _head_timer: asyncio.TimerHandle | None = None
         _body_timer: asyncio.TimerHandle | None = None
+        _limit: int | None = None
+
+        # uvicorn reads `limit_concurrency` once per request, after it set `scope` from the head: the
+        # liveness probe's request sees no limit (the reserved slot), every other request the port's.
+        @property
+        def limit_concurrency(self) -> int | None:
+            scope = getattr(self, "scope", None)
+            if scope is not None and scope.get("path") == LIVENESS_PATH and scope.get("method") in ("GET", "HEAD"):
+                return None
+            return self._limit
+
+        @limit_concurrency.setter
+        def limit_concurrency(self, value: int | None) -> None:
+            self._limit = value
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)

@@ -222,6 +222,32 @@ class EmbeddedPostgres:
         if result.returncode != 0:
             raise EmbeddedPostgresError(f"pg_ctl stop failed: {result.stderr.strip()}")
 
+    def base_backup_of(self, primary: EmbeddedPostgres) -> None:
+        """Make this server's (not yet initialized) data directory a streaming standby of `primary`:
+        `pg_basebackup` with `-R`, so that it starts in recovery and follows the primary over its
+        replication connection (initdb's trust rules on loopback allow it)."""
+        if self.initialized():
+            raise EmbeddedPostgresError(f"{self.data_dir} already holds a data directory")
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if _is_root():
+            os.chown(self.data_dir, NOBODY_UID, NOBODY_GID)
+        self.data_dir.chmod(0o700)
+        result = self._run(
+            "pg_basebackup",
+            *("-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres", "-D", str(self.data_dir)),
+            *("-R", "-X", "stream", "-c", "fast"),
+        )
+        if result.returncode != 0:
+            raise EmbeddedPostgresError(f"pg_basebackup failed: {result.stderr.strip() or result.stdout.strip()}")
+        # The primary's recorded port came along with its files; this server has its own.
+        (self.data_dir / "fleet.port").write_text(str(self.port))
+
+    def promote(self) -> None:
+        """Promote a standby to a primary (`pg_ctl promote`), waiting until it accepts writes."""
+        result = self._run("pg_ctl", "-D", str(self.data_dir), "-w", "-t", "60", "promote")
+        if result.returncode != 0:
+            raise EmbeddedPostgresError(f"pg_ctl promote failed: {result.stderr.strip()}")
+
     def destroy(self) -> None:
         """Stop and remove the data directory."""
         self.stop(mode="immediate")

@@ -22,7 +22,7 @@ CREATE SCHEMA fleet_meta;
 
 ALTER SCHEMA fleet_meta OWNER TO fun_owner;
 
-COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 1';
+COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 2';
 
 CREATE SCHEMA tenant;
 
@@ -904,14 +904,18 @@ CREATE TABLE tenant.infrastructure_resources (
     last_seen timestamp with time zone NOT NULL,
     destroyed timestamp with time zone,
     destroyed_reason text,
+    details jsonb,
     CONSTRAINT infrastructure_resources_ck_destroyed CHECK (((destroyed IS NULL) OR (destroyed >= created))),
     CONSTRAINT infrastructure_resources_ck_destroyed_reason CHECK ((((destroyed_reason = ANY (ARRAY['not_found'::text, 'cluster_deleted'::text, 'organization_deleted'::text])) AND (destroyed IS NOT NULL)) OR ((destroyed_reason IS NULL) AND (destroyed IS NULL)))),
+    CONSTRAINT infrastructure_resources_ck_details CHECK (((details IS NULL) OR ((jsonb_typeof(details) = 'object'::text) AND (octet_length((details)::text) <= 4096)))),
     CONSTRAINT infrastructure_resources_ck_name CHECK (((char_length(name) >= 1) AND (char_length(name) <= 255))),
     CONSTRAINT infrastructure_resources_ck_resource_type CHECK ((resource_type ~ '^[a-z0-9]+(\.[a-z0-9]+)+$'::text)),
     CONSTRAINT infrastructure_resources_ck_seen CHECK ((last_seen >= created))
 );
 
 ALTER TABLE tenant.infrastructure_resources OWNER TO fun_owner;
+
+COMMENT ON COLUMN tenant.infrastructure_resources.details IS 'gardener.workerpool: {"machine_type", "minimum", "maximum"} as the Shoot says now; NULL for other types';
 
 CREATE TABLE tenant.namespace_names (
     name text NOT NULL
@@ -1309,6 +1313,8 @@ CREATE INDEX fleet_organizations_idx_name_trgm ON tenant.organizations USING gin
 CREATE INDEX fleet_projects_idx_cluster_name_id ON tenant.projects USING btree (cluster_id, name, id);
 
 CREATE INDEX fleet_projects_idx_live_cluster ON tenant.projects USING btree (cluster_id) WHERE (deleted IS NULL);
+
+CREATE INDEX gardener_shoots_idx_cluster_deleted ON tenant.gardener_shoots USING btree (cluster_id, deleted);
 
 CREATE INDEX gardener_shoots_idx_live_cluster ON tenant.gardener_shoots USING btree (cluster_id) WHERE (deleted IS NULL);
 
@@ -2276,6 +2282,8 @@ GRANT UPDATE(last_seen) ON TABLE tenant.infrastructure_resources TO fun_cluster_
 GRANT UPDATE(destroyed) ON TABLE tenant.infrastructure_resources TO fun_cluster_worker;
 
 GRANT UPDATE(destroyed_reason) ON TABLE tenant.infrastructure_resources TO fun_cluster_worker;
+
+GRANT UPDATE(details) ON TABLE tenant.infrastructure_resources TO fun_cluster_worker;
 
 GRANT SELECT ON TABLE tenant.namespace_names TO fun_platform_admin_api;
 

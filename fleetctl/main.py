@@ -30,6 +30,11 @@ COMMANDS: tuple[Command, ...] = (
     Command("db", "fleetctl.db", "the local database, roles, migrations, seed and status"),
     Command("org", "fleetctl.org", "list an organization in the public overview, or unlist it"),
     Command("token", "fleetctl.token", "mint a DCIM-style token for platform-admin-api (local use)"),
+    Command(
+        "usage",
+        "fleetctl.usage.command",
+        "the ledger added up per organization, cluster or type; a table or FOCUS-style CSV",
+    ),
     Command("demo", "fleetctl.demo.command", "run the whole system on embedded defaults until Ctrl-C"),
     Command(
         "status-poller",

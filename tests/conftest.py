@@ -9,4 +9,5 @@ pytest_plugins = [
     "tests.fixtures.sim",
     "tests.fixtures.browser",
     "tests.fixtures.pages",
+    "tests.fixtures.replication",
 ]

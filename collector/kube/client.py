@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 import yaml
 from kubernetes.aio import config as kube_config
 from kubernetes.aio.client import ApiClient, Configuration
@@ -58,9 +57,17 @@ from collector.kube.errors import (
     TooLarge,
 )
 from collector.kube.guards import JSON, refuse_redirects, require_https, require_json, require_size, too_large
-from collector.kube.limits import CREDENTIAL_ANSWER_BYTES, DEFAULT_LIMITS, ResponseLimits
+from collector.kube.limits import (
+    CREDENTIAL_ANSWER_BYTES,
+    DEFAULT_LIMITS,
+    ETCD_OBJECT_BYTES,
+    GARDEN_PAGE_VALUES,
+    ONE_OBJECT_VALUES,
+    ResponseLimits,
+)
 from collector.kube.liststream import DEFAULT_BATCH_BYTES, Items, ItemTooLarge, ListSplitter, MalformedList
 from collector.kube.objects import ListMeta
+from collector.kube.values import count_values, loads_bounded
 from common.text import truncate
 
 # Metadata-only lists (PartialObjectMetadataList: each object's metadata, nothing else), with plain JSON as
@@ -72,6 +79,9 @@ _CHUNK = 1 << 20
 # Items a paged list may gather across its pages (each page is bounded by max_answer_bytes): five times
 # the 50,000 clusters of the largest fleet this system is sized for.
 MAX_PAGED_ITEMS = 250_000
+# Pages a paged list may take: twice what MAX_PAGED_ITEMS needs at the page size (a label selector
+# may leave pages short, even empty), so an endless chain of `continue` tokens ends.
+MIN_PAGES = 10
 
 
 def _configuration(server: str) -> Configuration:
@@ -209,9 +219,17 @@ class KubeClient:
         accept: str = JSON,
         request_timeout_seconds: float | None = None,
     ) -> dict[str, Any]:
-        """GET one JSON object. Raises KubeError."""
+        """GET one object (at most one etcd object's bytes and ONE_OBJECT_VALUES values). Raises KubeError."""
         return await self._json(
-            "GET", path, query=query, accept=accept, body=None, request_timeout_seconds=request_timeout_seconds
+            "GET",
+            path,
+            query=query,
+            accept=accept,
+            body=None,
+            request_timeout_seconds=request_timeout_seconds,
+            max_bytes=min(ETCD_OBJECT_BYTES, self.limits.max_answer_bytes),
+            bound="one object's bound",
+            max_values=ONE_OBJECT_VALUES,
         )
 
     async def post(
@@ -227,6 +245,7 @@ class KubeClient:
             request_timeout_seconds=request_timeout_seconds,
             max_bytes=min(CREDENTIAL_ANSWER_BYTES, self.limits.max_answer_bytes),
             bound="one object's bound",
+            max_values=ONE_OBJECT_VALUES,
         )
 
     async def stream_list(
@@ -262,7 +281,7 @@ class KubeClient:
                 try:
                     splitter.feed(chunk)
                 except ItemTooLarge as e:
-                    raise TooLarge(f"{what}: {e} (INVENTORY_MAX_ITEM_MIB)") from e
+                    raise TooLarge(f"{what}: {e} ({e.bound})") from e
                 # A server that sends as fast as the collector parses would otherwise keep the loop:
                 # aiohttp hands out buffered chunks without suspending.
                 await asyncio.sleep(0)
@@ -270,6 +289,8 @@ class KubeClient:
                 rest = splitter.finish()
             except MalformedList as e:
                 raise BadResponse(f"{what}: {e}") from e
+            except ItemTooLarge as e:
+                raise TooLarge(f"{what}: {e} ({e.bound})") from e
         return _list_meta(rest, what)
 
     async def list_all(
@@ -284,15 +305,24 @@ class KubeClient:
         """Every item, read in pages of `page_size` with limit/continue (a consistent snapshot).
 
         Any failure of any page, including 410 Gone for an expired continue token, raises: a partial
-        list is never returned. Raises KubeError.
+        list is never returned. Each page is bounded in bytes and values, and the pages together in
+        items (MAX_PAGED_ITEMS), values (GARDENER_MAX_LIST_VALUES) and pages, so a chain of
+        `continue` tokens that never ends is refused. Raises KubeError.
         """
         items: list[dict[str, Any]] = []
         params = dict(query or {})
         params["limit"] = str(page_size)
+        max_pages = max(MIN_PAGES, 2 * -(-MAX_PAGED_ITEMS // page_size))
+        values = pages = 0
         while True:
-            page = await self._json(
-                "GET", path, query=params, accept=accept, body=None, request_timeout_seconds=request_timeout_seconds
-            )
+            page, page_values = await self._page(path, params, accept, request_timeout_seconds)
+            pages += 1
+            values += page_values
+            if values > self.limits.max_list_values:
+                raise TooLarge(
+                    f"GET {path}: more than {self.limits.max_list_values:,} JSON values across its {pages} pages"
+                    " (GARDENER_MAX_LIST_VALUES); refused"
+                )
             batch = page.get("items") or []
             if not isinstance(batch, list):
                 raise BadResponse(f"GET {path}: the list's items are not an array")
@@ -302,7 +332,26 @@ class KubeClient:
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return items
+            if pages >= max_pages:
+                raise TooLarge(f"GET {path}: still a continue token after {pages} pages of {page_size}; refused")
             params["continue"] = str(token)
+
+    async def _page(
+        self, path: str, params: Mapping[str, str], accept: str, request_timeout_seconds: float | None
+    ) -> tuple[dict[str, Any], int]:
+        """One page of a paged list and the values it holds (counted for the list's total)."""
+        counted: list[int] = []
+        page = await self._json(
+            "GET",
+            path,
+            query=params,
+            accept=accept,
+            body=None,
+            request_timeout_seconds=request_timeout_seconds,
+            max_values=GARDEN_PAGE_VALUES,
+            counted=counted,
+        )
+        return page, counted[0]
 
     async def _json(
         self,
@@ -315,7 +364,11 @@ class KubeClient:
         request_timeout_seconds: float | None,
         max_bytes: int | None = None,
         bound: str = "GARDENER_MAX_ANSWER_MIB",
+        max_values: int,
+        counted: list[int] | None = None,
     ) -> dict[str, Any]:
+        """One answer parsed whole, bounded in bytes and in values; `counted` (when given) receives its
+        values, counted whatever its size."""
         what = f"{method} {path}"
         limit = self.limits.max_answer_bytes if max_bytes is None else max_bytes
         response = await self._send(
@@ -330,10 +383,11 @@ class KubeClient:
                 self.bytes_read += len(chunk)
                 if len(raw) > limit:
                     raise too_large(what, limit, bound)
-        try:
-            parsed = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            raise BadResponse(f"{what}: the body is not complete JSON ({e.msg} at byte {e.pos})") from e
+        count = None
+        if counted is not None:
+            count = count_values(raw)
+            counted.append(count)
+        parsed = loads_bounded(raw, max_values=max_values, what=what, bound=_values_bound(max_values), count=count)
         if not isinstance(parsed, dict):
             raise BadResponse(f"{what}: the body is not a JSON object")
         return parsed
@@ -370,6 +424,10 @@ class KubeClient:
         finally:
             response.close()
         raise translate.status_error(response.status, response.reason or "", detail, what)
+
+
+def _values_bound(max_values: int) -> str:
+    return "a garden page's bound" if max_values == GARDEN_PAGE_VALUES else "one object's bound"
 
 
 def _list_meta(rest: Mapping[str, Any], what: str) -> ListMeta:

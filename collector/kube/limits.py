@@ -14,6 +14,18 @@ cluster's INVENTORY_TIMEOUT_SECONDS. The defaults are sized from Kubernetes' own
 
 Bodies are asked for uncompressed (`Accept-Encoding: identity`) and a compressed one is refused
 unread, so no decompression can inflate a small body into a large one.
+
+Bytes do not bound memory by themselves (`[],[],…` turns every 3 bytes into a Python list), so each
+kind of answer is bounded in JSON values too, counted before it is parsed (kube/values.py), each
+bound several times what a legitimate answer of that kind holds:
+
+| answer | values | a legitimate one holds |
+|---|---|---|
+| one object (a monitoring secret, a minted kubeconfig) | `ONE_OBJECT_VALUES` | tens |
+| a page of the garden's shoot or project list | `GARDEN_PAGE_VALUES` | 500 shoots of a few hundred each |
+| every page of one garden list together | GARDENER_MAX_LIST_VALUES | a few hundred per shoot |
+| one parsed batch of a streamed shoot list | `LIST_BATCH_VALUES` (a denser batch is cut smaller) | any |
+| one instant query of a shoot's Prometheus | `PROMETHEUS_ANSWER_VALUES` | a few per series |
 """
 
 from __future__ import annotations
@@ -28,6 +40,20 @@ DEFAULT_ANSWER_BYTES = 16 * MIB
 # An AdminKubeconfigRequest answer: a kubeconfig of a few KiB; one etcd object at most.
 CREDENTIAL_ANSWER_BYTES = ETCD_OBJECT_BYTES
 
+# Values: what a parsed value costs at worst (an empty list, about 72 bytes with its slot) times the
+# bound is what one answer of the kind may cost, whatever it says.
+ONE_OBJECT_VALUES = 50_000
+"""A single object (a secret, a kubeconfig request's answer): a Node, the largest object read, holds a few thousand."""
+GARDEN_PAGE_VALUES = 1_000_000
+"""One page of a garden list: 500 shoots of up to 2,000 values each (about 72 MB at worst)."""
+DEFAULT_LIST_VALUES = 2_000_000
+"""GARDENER_MAX_LIST_VALUES: every page of one garden list together (about 7,000 shoots as fleet-sim
+renders them, about 140 MB at worst); larger gardens raise it with the worker's memory limit."""
+LIST_BATCH_VALUES = 250_000
+"""One parsed batch of a streamed list (about 18 MB at worst); an item holding more is refused."""
+PROMETHEUS_ANSWER_VALUES = 200_000
+"""One instant query: 20,000 series (queries.MAX_SERIES) of up to 10 values each."""
+
 
 @dataclass(frozen=True, slots=True)
 class ResponseLimits:
@@ -39,6 +65,8 @@ class ResponseLimits:
     """INVENTORY_MAX_ITEM_BYTES: bytes of one item of a streamed list."""
     max_answer_bytes: int = DEFAULT_ANSWER_BYTES
     """GARDENER_MAX_ANSWER_BYTES: bytes of one answer parsed whole (a garden page, a minted credential)."""
+    max_list_values: int = DEFAULT_LIST_VALUES
+    """GARDENER_MAX_LIST_VALUES: JSON values of every page of one garden list together."""
 
 
 DEFAULT_LIMITS = ResponseLimits()

@@ -18,7 +18,9 @@ is therefore always a run of whole items.
 
 Memory is bounded whatever the server sends: bytes that cannot be handed over (one item that never
 ends, or a list that could not be cut) may pile up to `batch_bytes + max_item_bytes`, then the
-list is refused with `ItemTooLarge`.
+list is refused with `ItemTooLarge`. What a batch turns into is bounded too: its JSON values are
+counted before it is parsed (kube/values.py), a batch holding more than `max_values` is cut
+smaller, and one item holding more (or a list that cannot be cut below it) is refused unparsed.
 
 The list's own fields (`metadata.resourceVersion`, `continue`) are parsed at the end from the
 bytes before the first item plus the bytes after the last batch. A body cut short therefore always
@@ -35,7 +37,8 @@ from typing import Any
 
 import orjson
 
-from collector.kube.limits import DEFAULT_ITEM_BYTES
+from collector.kube.limits import DEFAULT_ITEM_BYTES, LIST_BATCH_VALUES
+from collector.kube.values import over_bound
 
 Items = list[dict[str, Any]]
 
@@ -55,6 +58,14 @@ class MalformedList(ValueError):
 
 class ItemTooLarge(ValueError):
     """One item (or a list that could not be cut into items) grew over the splitter's bound."""
+
+    def __init__(self, message: str, *, bound: str = "INVENTORY_MAX_ITEM_MIB") -> None:
+        super().__init__(message)
+        self.bound = bound
+        """The setting, or the fixed bound, the list broke."""
+
+
+VALUES_BOUND = "a list batch's bound"
 
 
 @contextmanager
@@ -83,10 +94,12 @@ class ListSplitter:
         *,
         batch_bytes: int = DEFAULT_BATCH_BYTES,
         max_item_bytes: int = DEFAULT_MAX_ITEM_BYTES,
+        max_values: int = LIST_BATCH_VALUES,
     ) -> None:
         self._on_items = on_items
         self._batch_bytes = batch_bytes
         self._max_item_bytes = max_item_bytes
+        self._max_values = max_values
         self._head: bytes | None = None  # everything up to and including `"items":[`
         self._buf = bytearray()  # after the head: unparsed items (each batch starts at an item start)
         self._marker: bytes | None = None
@@ -123,9 +136,21 @@ class ListSplitter:
     def finish(self) -> dict[str, Any]:
         """Parse what is left; hand over the last items; return the list without its items.
 
-        Raises MalformedList when the body is not one complete JSON object.
+        Raises MalformedList when the body is not one complete JSON object, ItemTooLarge when what is
+        left holds more values than a batch may and cannot be cut.
         """
+        while self._splitting and self._head is not None and over_bound(self._buf, self._max_values) is not None:
+            left = len(self._buf)
+            self._cut()
+            if len(self._buf) == left:
+                break
         document = self._buf if self._head is None else self._head + self._buf
+        if over_bound(document, self._max_values) is not None:
+            self._buf = bytearray()
+            raise ItemTooLarge(
+                f"the list could not be cut into batches of at most {self._max_values:,} JSON values; refused unparsed",
+                bound=VALUES_BOUND,
+            )
         self._buf = bytearray()
         with gc_paused():
             try:
@@ -149,13 +174,26 @@ class ListSplitter:
             if self._marker is None:
                 return
         end = len(self._buf)
-        for _ in range(_CUT_ATTEMPTS):
+        failures = 0
+        while failures < _CUT_ATTEMPTS:
             cut = self._buf.rfind(self._marker, 1, end)
             if cut <= 0:
-                return  # one item larger than a batch: wait for more bytes
+                if end == len(self._buf):
+                    return  # one item larger than a batch: wait for more bytes
+                cut = self._buf.find(self._marker, 1)  # cut down to the first item alone
             stop = cut
             while stop > 0 and self._buf[stop - 1] in _TRAILING:
                 stop -= 1
+            values = over_bound(memoryview(self._buf)[:stop], self._max_values)
+            if values is not None:
+                if self._buf.rfind(self._marker, 1, cut) <= 0:
+                    self._buf = bytearray()
+                    raise ItemTooLarge(
+                        f"one item of the list holds more than {self._max_values:,} JSON values; refused unparsed",
+                        bound=VALUES_BOUND,
+                    )
+                end = min(cut, max(1, stop * self._max_values // values))  # a denser batch is cut smaller
+                continue
             batch = bytearray(b"[")
             batch += memoryview(self._buf)[:stop]
             batch += b"]"
@@ -163,6 +201,7 @@ class ListSplitter:
                 try:
                     items = orjson.loads(batch)
                 except orjson.JSONDecodeError:
+                    failures += 1
                     end = cut  # a nested object starts like an item: try the marker before it
                     continue
                 finally:

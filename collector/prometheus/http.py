@@ -4,7 +4,8 @@ What the API-server source guarantees holds here too, with the same modules: onl
 spoken to (the basic-auth password never travels in cleartext), no redirect is followed
 (`collector.kube.guards.refuse_redirects`), bodies are asked for uncompressed and a compressed one is
 refused unread, an answer is read up to `max_answer_bytes` (GARDENER_MAX_ANSWER_MIB: an instant
-vector is parsed whole) and an announced larger one is refused before reading, every request has
+vector is parsed whole) and an announced larger one is refused before reading, an answer holding
+more than PROMETHEUS_ANSWER_VALUES JSON values is refused unparsed (kube/values.py), every request has
 its own timeout and there are no retries. One connection per collection, kept alive for its
 queries; the TLS context is the reader's, shared by every shoot (all Prometheus endpoints are
 verified against the same trust store, unlike shoot API servers with a CA each).
@@ -31,7 +32,8 @@ from collector.kube.errors import (
     status_error_class,
 )
 from collector.kube.guards import JSON, refuse_redirects, require_https, require_json, require_size, too_large
-from collector.kube.limits import DEFAULT_LIMITS, ResponseLimits
+from collector.kube.limits import DEFAULT_LIMITS, PROMETHEUS_ANSWER_VALUES, ResponseLimits
+from collector.kube.values import loads_bounded
 from collector.prometheus.target import MonitoringTarget
 from common.text import truncate
 
@@ -124,10 +126,7 @@ class PrometheusClient:
             raise ConnectionFailed(
                 f"{what}: the connection failed ({truncate(str(e) or type(e).__name__, 120)})"
             ) from e
-        try:
-            parsed = orjson.loads(raw)
-        except orjson.JSONDecodeError as e:
-            raise BadResponse(f"{what}: the body is not complete JSON ({e.msg} at byte {e.pos})") from e
+        parsed = loads_bounded(raw, max_values=PROMETHEUS_ANSWER_VALUES, what=what, bound="an instant query's bound")
         if not isinstance(parsed, dict):
             raise BadResponse(f"{what}: the body is not a JSON object")
         return parsed

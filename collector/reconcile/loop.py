@@ -30,6 +30,7 @@ from collector.kube.errors import KubeError
 from collector.kube.liststream import gc_paused
 from collector.reconcile import metrics, store
 from collector.reconcile.drift import KIND_IDS, JsonValue, find_drift
+from collector.reconcile.ledger_rows import desired_rows
 from collector.reconcile.observed import Observed, observe_shoots, observe_unlabeled_shoots
 from collector.reconcile.projects import GardenProject, MalformedProject, observe_projects
 from collector.settings import DELETION_TIMEOUT_INTERVALS, LIVENESS_INTERVALS
@@ -90,6 +91,9 @@ class ReconcileSummary:
     """Every open finding after this pass, per kind."""
     ledger_closed: Mapping[str, int] = field(default_factory=dict)
     """Ledger rows of gone clusters this pass recorded as destroyed, per reason."""
+    gardener_ledger: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """gardener.* rows this pass `created`, `changed` and `destroyed`, per resource type; and per part the
+    shoots whose part was `unreadable` (its rows left as they were)."""
 
     def as_details(self) -> dict[str, JsonValue]:
         """The summary as JSON (the heartbeat's details and `reconcile --once --json`)."""
@@ -113,6 +117,7 @@ class ReconcileSummary:
                 "open": dict(self.open_now),
             },
             "ledger_closed": dict(self.ledger_closed),
+            "gardener_ledger": {change: dict(counts) for change, counts in self.gardener_ledger.items()},
         }
 
     def render(self) -> str:
@@ -137,6 +142,11 @@ class ReconcileSummary:
         if self.ledger_closed:
             closed = ", ".join(f"{reason} {count}" for reason, count in sorted(self.ledger_closed.items()))
             lines.append(f"ledger rows of gone clusters closed: {closed}")
+        for change in ("created", "changed", "destroyed", "unreadable"):
+            counts = self.gardener_ledger.get(change, {})
+            if counts:
+                listed = ", ".join(f"{kind} {count}" for kind, count in sorted(counts.items()))
+                lines.append(f"gardener ledger rows {change}: {listed}")
         if self.duplicate_claims:
             lines.append(f"clusters claimed by more than one shoot: {len(self.duplicate_claims)}")
         return "\n".join(lines)
@@ -200,6 +210,11 @@ class ReconcileLoop:
             metrics.FINDINGS_RESOLVED.labels(kind).inc(summary.resolved.get(kind, 0))
         for reason, count in summary.ledger_closed.items():
             metrics.LEDGER_ROWS_CLOSED.labels(reason).inc(count)
+        for change in ("created", "changed", "destroyed"):
+            for resource_type, count in summary.gardener_ledger.get(change, {}).items():
+                metrics.LEDGER_CHANGES.labels(resource_type, change).inc(count)
+        for part, count in summary.gardener_ledger.get("unreadable", {}).items():
+            metrics.SHOOT_PARTS_UNREADABLE.labels(part).inc(count)
         self.first_pass_done.set()
         return summary
 
@@ -236,6 +251,8 @@ class ReconcileLoop:
                 findings = find_drift(world)
             shoot_changes = await store.store_shoots(conn, now=now)
             ledger_closed = await store.close_ledger_of_gone_clusters(conn, now=now)
+            implied = desired_rows(world.shoots_of_clusters)
+            gardener = await store.store_gardener_ledger(conn, implied, now=now)
             finding_changes = await store.store_findings(conn, findings, now=now, not_evaluated=world.not_evaluated)
             open_now = await store.count_open_findings(conn)
             duplicates = {str(cid): [str(uid) for uid in uids] for cid, uids in world.duplicate_claims().items()}
@@ -255,6 +272,12 @@ class ReconcileLoop:
                 resolved=_by_kind(finding_changes.resolved),
                 open_now=_by_kind(open_now),
                 ledger_closed=ledger_closed,
+                gardener_ledger={
+                    "created": gardener.created,
+                    "changed": gardener.changed,
+                    "destroyed": gardener.destroyed,
+                    "unreadable": implied.unreadable,
+                },
             )
             await store.record_heartbeat(
                 conn,
@@ -266,6 +289,16 @@ class ReconcileLoop:
         summary = replace(summary, duration_seconds=time.perf_counter() - started)
         if duplicates:
             logger.warning("clusters claimed by more than one shoot", extra={"clusters": sorted(duplicates)})
+        unreadable = [s for s in shoots if s.parts.problems]
+        if unreadable:
+            # One line a pass, however many shoots: a few examples and the count.
+            logger.warning(
+                "shoot parts could not be read; their ledger rows were left as they were",
+                extra={
+                    "shoots": len(unreadable),
+                    "examples": [f"{s.namespace}/{s.name}: {'; '.join(s.parts.problems)}" for s in unreadable[:5]],
+                },
+            )
         logger.info(
             "reconcile pass stored",
             extra={

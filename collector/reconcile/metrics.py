@@ -42,3 +42,13 @@ LEDGER_ROWS_CLOSED = Counter(
     "Active ledger rows of deleted clusters whose shoot is gone, recorded as destroyed, by reason.",
     ["reason"],
 )
+LEDGER_CHANGES = Counter(
+    "fleet_reconcile_ledger_changes",
+    "gardener.* ledger rows (clusters, worker pools, extensions, add-ons) created, changed and destroyed.",
+    ["resource_type", "change"],
+)
+SHOOT_PARTS_UNREADABLE = Counter(
+    "fleet_reconcile_shoot_parts_unreadable",
+    "Listed shoots whose workers, extensions or add-ons could not be read (their ledger rows were left as they were).",
+    ["part"],
+)

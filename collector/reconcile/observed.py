@@ -21,11 +21,14 @@ from typing import Any
 from uuid import UUID
 
 from collector.reconcile.projects import GardenProject, OrganizationFacts, ProjectOwner, project_owners
+from collector.reconcile.shoot_parts import ShootParts, parse_parts
 from common import drift_kinds
 from common.clusterstatus import cluster_status, is_ready, is_updating
 from common.labels import CLUSTER_ID_LABEL, ORGANIZATION_ID_LABEL, parse_id_label
 
 logger = logging.getLogger(__name__)
+
+NO_PARTS = ShootParts(pools=(), extensions=(), addons=())
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,8 @@ class ShootObservation:
     region: str
     """spec.region verbatim; '' when the shoot has none."""
     created: datetime
+    parts: ShootParts = NO_PARTS
+    """Its worker pools, extensions and add-ons (the ledger's gardener.* rows), each part None if unreadable."""
     cluster_id: UUID | None = field(init=False)
     """The cluster label parsed as a UUID; None when it is not one."""
     organization_id: UUID | None = field(init=False)
@@ -246,6 +251,7 @@ def observe_shoot(obj: Mapping[str, Any]) -> ShootObservation:
         kubernetes_version=_text(kubernetes.get("version")) or "",
         region=_text(spec.get("region")) or "",
         created=meta.created,
+        parts=parse_parts(spec),
     )
 
 

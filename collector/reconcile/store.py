@@ -21,7 +21,9 @@ import psycopg
 from psycopg.rows import tuple_row
 from psycopg.types.json import Jsonb
 
+from collector.reconcile import ledger_rows
 from collector.reconcile.drift import Finding, JsonValue
+from collector.reconcile.ledger_rows import LedgerRows
 from collector.reconcile.observed import ClusterFacts, ShootObservation
 from collector.reconcile.projects import OrganizationFacts
 from common.database import Query, load_queries
@@ -118,6 +120,43 @@ async def close_ledger_of_gone_clusters(conn: psycopg.AsyncConnection[Any], *, n
     """Destroy the active ledger rows of deleted clusters (or of deleted organizations) whose shoot the
     staged listing no longer has; rows closed per reason (call after `stage_shoots`)."""
     return await _per_kind(conn, _QUERIES["close_ledger_of_gone_clusters"], {"now": now})
+
+
+@dataclass(frozen=True, slots=True)
+class GardenerLedgerChanges:
+    """What storing one listing's gardener.* rows did, per resource type."""
+
+    created: Mapping[str, int]
+    destroyed: Mapping[str, int]
+    changed: Mapping[str, int]
+
+
+async def store_gardener_ledger(
+    conn: psycopg.AsyncConnection[Any], implied: LedgerRows, *, now: datetime
+) -> GardenerLedgerChanges:
+    """Compare the rows the listed shoots imply with the active gardener.* rows: close what is gone,
+    follow what changed, touch what is still there, create what is new (call after `stage_shoots` and
+    `close_ledger_of_gone_clusters`)."""
+    await conn.execute(_QUERIES["create_gardener_ledger_stage"].sql)
+    await conn.execute(_QUERIES["create_gardener_ledger_listed_stage"].sql)
+    async with conn.cursor() as cur:
+        async with cur.copy(_QUERIES["copy_gardener_ledger"].sql) as copy:
+            for row in implied.rows:
+                details = None if row.details is None else _details_json(row.details)
+                await copy.write_row(
+                    (row.cluster_id, row.resource_type, row.name, row.resource_id, row.billable, details)
+                )
+        async with cur.copy(_QUERIES["copy_gardener_ledger_listed"].sql) as copy:
+            for listed in implied.listed:
+                await copy.write_row(listed)
+    await conn.execute(_QUERIES["analyze_gardener_ledger"].sql)
+    await conn.execute(_QUERIES["analyze_gardener_ledger_listed"].sql)
+    params = {"now": now}
+    destroyed = await _per_kind(conn, _QUERIES["close_gardener_rows"], {**params, "types": list(ledger_rows.TYPES)})
+    changed = await _per_kind(conn, _QUERIES["change_gardener_details"], params)
+    await _scalar(conn, _QUERIES["touch_gardener_rows"], params)
+    created = await _per_kind(conn, _QUERIES["insert_gardener_rows"], params)
+    return GardenerLedgerChanges(created=created, destroyed=destroyed, changed=changed)
 
 
 def _details_json(details: Mapping[str, JsonValue]) -> str:

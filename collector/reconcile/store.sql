@@ -112,22 +112,151 @@ SELECT count(*) FROM gone
 -- shoot claiming it (the shoot is gone, so is everything that ran in it). A deletion still under way
 -- (its shoot listed), a lost, unreachable or hibernated cluster keep their rows. `destroyed_reason`
 -- says how it was decided; a row closed once is never touched again (destroyed IS NULL).
+-- `destroyed` is the first evidence that the resources were gone, not this pass's time: when the
+-- garden stopped listing the cluster's shoot (the mirror's `deleted`, set by store_shoots, this pass's
+-- time when the shoot vanished just now), or, when no shoot of the cluster was ever mirrored, the
+-- cluster's (organization's) deletion; never before the row was last seen, never after now.
 WITH gone_clusters AS (
     SELECT c.id,
-           CASE WHEN c.deleted IS NOT NULL THEN 'cluster_deleted' ELSE 'organization_deleted' END AS reason
+           CASE WHEN c.deleted IS NOT NULL THEN 'cluster_deleted' ELSE 'organization_deleted' END AS reason,
+           coalesce(c.deleted, o.deleted) AS deleted
     FROM tenant.clusters AS c
     JOIN tenant.organizations AS o ON o.id = c.organization_id
     WHERE (c.deleted IS NOT NULL OR o.deleted IS NOT NULL)
       AND NOT EXISTS (SELECT 1 FROM pg_temp.reconcile_listed AS l WHERE l.cluster_id = c.id)
+      AND EXISTS (
+          SELECT 1 FROM tenant.infrastructure_resources AS r WHERE r.cluster_id = c.id AND r.destroyed IS NULL
+      )
+),
+evidence AS (
+    SELECT g.id, g.reason,
+           LEAST(
+               %(now)s,
+               coalesce(
+                   (SELECT max(s.deleted) FROM tenant.gardener_shoots AS s WHERE s.cluster_id = g.id), g.deleted
+               )
+           ) AS gone
+    FROM gone_clusters AS g
 ),
 closed AS (
     UPDATE tenant.infrastructure_resources AS r
-    SET destroyed = GREATEST(%(now)s, r.last_seen), destroyed_reason = g.reason
-    FROM gone_clusters AS g
-    WHERE r.cluster_id = g.id AND r.destroyed IS NULL
-    RETURNING g.reason
+    SET destroyed = GREATEST(e.gone, r.last_seen), destroyed_reason = e.reason
+    FROM evidence AS e
+    WHERE r.cluster_id = e.id AND r.destroyed IS NULL
+    RETURNING e.reason
 )
 SELECT reason, count(*) FROM closed GROUP BY reason
+
+-- name: create_gardener_ledger_stage
+-- Called by store_gardener_ledger: the rows this listing's shoots imply (ledger_rows.py), and which
+-- (cluster, type) pairs it could read at all; dropped when the transaction ends.
+CREATE TEMPORARY TABLE reconcile_ledger (
+    cluster_id uuid NOT NULL,
+    resource_type text NOT NULL,
+    name text NOT NULL,
+    resource_id text NOT NULL,
+    billable boolean NOT NULL,
+    details jsonb,
+    PRIMARY KEY (cluster_id, resource_type, name)
+) ON COMMIT DROP
+
+-- name: create_gardener_ledger_listed_stage
+-- Called by store_gardener_ledger: the (cluster, type) pairs this listing could read.
+CREATE TEMPORARY TABLE reconcile_ledger_listed (
+    cluster_id uuid NOT NULL,
+    resource_type text NOT NULL,
+    PRIMARY KEY (cluster_id, resource_type)
+) ON COMMIT DROP
+
+-- name: copy_gardener_ledger
+-- Called by store_gardener_ledger: COPY target for the implied rows.
+COPY pg_temp.reconcile_ledger (cluster_id, resource_type, name, resource_id, billable, details) FROM STDIN
+
+-- name: copy_gardener_ledger_listed
+-- Called by store_gardener_ledger: COPY target for the (cluster, type) pairs read.
+COPY pg_temp.reconcile_ledger_listed (cluster_id, resource_type) FROM STDIN
+
+-- name: analyze_gardener_ledger
+-- Called by store_gardener_ledger: temporary tables get no autovacuum statistics.
+ANALYZE pg_temp.reconcile_ledger
+
+-- name: analyze_gardener_ledger_listed
+-- Called by store_gardener_ledger: as above.
+ANALYZE pg_temp.reconcile_ledger_listed
+
+-- name: close_gardener_rows
+-- Called by store_gardener_ledger after close_ledger_of_gone_clusters: an active gardener.* row is
+-- gone when no listed shoot claims its cluster any more (this complete listing is the evidence), or
+-- when its type was read for the cluster and the shoot no longer has it, or has it from another shoot
+-- (a re-created shoot: new uid, new rows). A type that could not be read leaves its rows alone.
+WITH closed AS (
+    UPDATE tenant.infrastructure_resources AS r
+    SET destroyed = GREATEST(%(now)s, r.last_seen), destroyed_reason = 'not_found'
+    WHERE r.destroyed IS NULL
+      AND r.resource_type = ANY (%(types)s::text[])
+      AND (
+          NOT EXISTS (SELECT 1 FROM pg_temp.reconcile_listed AS l WHERE l.cluster_id = r.cluster_id)
+          OR (
+              EXISTS (
+                  SELECT 1 FROM pg_temp.reconcile_ledger_listed AS t
+                  WHERE t.cluster_id = r.cluster_id AND t.resource_type = r.resource_type
+              )
+              AND NOT EXISTS (
+                  SELECT 1 FROM pg_temp.reconcile_ledger AS d
+                  WHERE d.cluster_id = r.cluster_id AND d.resource_type = r.resource_type AND d.name = r.name
+                    AND d.resource_id = r.resource_id
+              )
+          )
+      )
+    RETURNING r.resource_type
+)
+SELECT resource_type, count(*) FROM closed GROUP BY resource_type
+
+-- name: change_gardener_details
+-- Called by store_gardener_ledger: active rows whose shoot now says otherwise of them (a pool's
+-- machine type, minimum or maximum) follow it; the row is the same resource, so it stays.
+WITH changed AS (
+    UPDATE tenant.infrastructure_resources AS r
+    SET details = d.details, last_seen = GREATEST(%(now)s, r.last_seen)
+    FROM pg_temp.reconcile_ledger AS d
+    WHERE r.destroyed IS NULL AND r.cluster_id = d.cluster_id AND r.resource_type = d.resource_type
+      AND r.namespace = '' AND r.name = d.name AND r.resource_id = d.resource_id
+      AND r.details IS DISTINCT FROM d.details
+    RETURNING r.resource_type
+)
+SELECT resource_type, count(*) FROM changed GROUP BY resource_type
+
+-- name: touch_gardener_rows
+-- Called by store_gardener_ledger: every active row the listing still shows was seen now.
+WITH touched AS (
+    UPDATE tenant.infrastructure_resources AS r
+    SET last_seen = %(now)s
+    FROM pg_temp.reconcile_ledger AS d
+    WHERE r.destroyed IS NULL AND r.cluster_id = d.cluster_id AND r.resource_type = d.resource_type
+      AND r.namespace = '' AND r.name = d.name AND r.resource_id = d.resource_id
+      AND r.last_seen < %(now)s
+    RETURNING 1
+)
+SELECT count(*) FROM touched
+
+-- name: insert_gardener_rows
+-- Called by store_gardener_ledger last: implied rows with no active row are created now. The partial
+-- unique index on active rows makes a racing insert do nothing.
+WITH inserted AS (
+    INSERT INTO tenant.infrastructure_resources (
+        cluster_id, resource_type, resource_id, name, namespace, billable, created, last_seen, details
+    )
+    SELECT d.cluster_id, d.resource_type, d.resource_id, d.name, '', d.billable, %(now)s, %(now)s, d.details
+    FROM pg_temp.reconcile_ledger AS d
+    WHERE NOT EXISTS (
+        SELECT 1 FROM tenant.infrastructure_resources AS r
+        WHERE r.destroyed IS NULL AND r.cluster_id = d.cluster_id AND r.resource_type = d.resource_type
+          AND r.namespace = '' AND r.name = d.name
+    )
+    ON CONFLICT (cluster_id, resource_type, namespace, name) WHERE destroyed IS NULL DO NOTHING
+    RETURNING resource_type
+)
+SELECT resource_type, count(*) FROM inserted GROUP BY resource_type
 
 -- name: create_findings_stage
 -- Called by store_findings: the findings that hold in this pass, dropped when the transaction ends.

@@ -11,7 +11,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from common.http_limits import HttpLimits
-from common.settings import env_float, env_int, env_list, env_str
+from common.settings import SettingsError, env_float, env_int, env_list, env_str
+
+
+def check_origins(name: str, origins: tuple[str, ...]) -> None:
+    """Refuse what no browser sends as an `Origin`: a wildcard (anywhere in it) or a value without its
+    scheme. The chart's values.schema.json refuses the same at install, so no pod crash-loops on it."""
+    for origin in origins:
+        if "*" in origin or not origin.startswith(("http://", "https://")):
+            raise SettingsError(
+                f"{name}={','.join(origins)!r}: {origin!r} is not an origin like https://console.example"
+            )
 
 
 @dataclass(frozen=True, slots=True)

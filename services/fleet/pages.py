@@ -12,7 +12,7 @@ from typing import Any
 from uuid import UUID
 
 from services.common.paging import KeyPart, KeysetSpec
-from services.fleet.queries import base, clusters, findings, ledger, organizations, search
+from services.fleet.queries import base, clusters, findings, ledger, organizations, search, usage
 
 _NAME_ID = (KeyPart.TEXT, KeyPart.UUID)
 _TEXT_KEY = (KeyPart.TEXT, *_NAME_ID)
@@ -75,6 +75,23 @@ INFRASTRUCTURE_RESOURCES: KeysetSpec[ledger.ResourceRow, ledger.ResourceKey] = K
     (KeyPart.UUID, KeyPart.TEXT, KeyPart.TEXT, KeyPart.TEXT, KeyPart.UUID),
     lambda row: (row.cluster_id, row.resource_type, row.namespace, row.name, row.id),
 )
+# ListUsage: one list per aggregate, each keyed as its block in usage.sql orders it.
+UsageSpec = KeysetSpec[usage.UsageGroupRow, tuple[Any, ...]]
+USAGE: dict[usage.UsageAggregate, UsageSpec] = {
+    usage.UsageAggregate.ORGANIZATION: KeysetSpec(
+        "usage.organization",
+        (KeyPart.TEXT, KeyPart.UUID, KeyPart.TEXT),
+        lambda row: (row.organization_name, row.organization_id, row.resource_type),
+    ),
+    usage.UsageAggregate.CLUSTER: KeysetSpec(
+        "usage.cluster",
+        (KeyPart.TEXT, KeyPart.TEXT, KeyPart.UUID, KeyPart.TEXT),
+        lambda row: (row.organization_name, row.cluster_name, row.cluster_id, row.resource_type),
+    ),
+    usage.UsageAggregate.RESOURCE_TYPE: KeysetSpec(
+        "usage.resource_type", (KeyPart.TEXT,), lambda row: (row.resource_type,)
+    ),
+}
 # The finding history, grouped by finding: its first part is the walk's as_of (its first page's time),
 # which every token of the walk carries unchanged, so later pages read the history as the first did.
 FINDING_HISTORY: KeysetSpec[findings.HistoryRow, findings.HistoryKey] = KeysetSpec(

@@ -302,6 +302,26 @@ class FleetApi(FleetService):
             rows = await queries.trends.fleet_trends(conn, wanted)
         return convert.trends.trends_response(rows)
 
+    @override
+    async def list_usage(
+        self,
+        request: fleet_pb2.ListUsageRequest,
+        ctx: RequestContext[fleet_pb2.ListUsageRequest, fleet_pb2.ListUsageResponse],
+    ) -> fleet_pb2.ListUsageResponse:
+        now = self._clock()
+        filters = requests.usage_filters(request, now)
+        wanted = self._tokens.page_request(
+            pages.USAGE[filters.aggregate], filters.bound(), size=request.page_size, token=request.page_token
+        )
+        async with self._pool.connection() as conn:
+            await queries.base.begin_consistent_read(conn)
+            rows = await queries.usage.usage_groups(
+                conn, filters=filters, now=now, after=wanted.after, limit=wanted.limit
+            )
+            page = wanted.page(rows)
+            steps = await queries.usage.usage_steps(conn, filters=filters, now=now, groups=page.items)
+        return convert.usage.list_usage_response(filters, page.items, steps, now, page.next_page_token)
+
 
 def _count_summary_lookup(outcome: Outcome) -> None:
     SUMMARY_CACHE_LOOKUPS.labels(outcome.value).inc()

@@ -20,7 +20,7 @@ from common.settings import (
     env_secret,
 )
 from services.common.auth import DEFAULT_LEEWAY_SECONDS, MIN_SECRET_BYTES, DcimTokenRules
-from services.common.settings import HttpSettings
+from services.common.settings import HttpSettings, check_origins
 
 ROLE = "fun_platform_admin_api"
 HTTP_PORT = 8081
@@ -106,3 +106,4 @@ class FleetSettings:
         # Credentials are allowed for these origins, so a wildcard would hand any site a staff session.
         if "*" in self.http.origins:
             raise SettingsError("DCIM_ORIGINS='*': list the DCIM origins explicitly, credentials are allowed")
+        check_origins("DCIM_ORIGINS", self.http.origins)

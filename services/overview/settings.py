@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from common.settings import DatabaseSettings, LogSettings, SettingsError, env_float, env_given, env_int, env_str
-from services.common.settings import HttpSettings
+from common.settings import DatabaseSettings, LogSettings, SettingsError, env_float, env_given, env_int
+from services.common.settings import HttpSettings, check_origins
 
 ROLE = "fun_platform_public_api"
 APPLICATION_NAME = "platform-public-api"
@@ -61,11 +61,6 @@ class OverviewSettings:
         backstop_ms = round(cache.read_timeout_seconds * 1000) + 1000
         database = DatabaseSettings.from_env(env, role=ROLE, pool_max=2, statement_timeout_ms=backstop_ms)
         # No browser origin is allowed unless configured: the console (or the demo) names its own.
-        origins_raw = env_str(env, "CONSOLE_ORIGINS", "")
         http = HttpSettings.from_env(env, http_port=8080, grpc_port=9090, origins_var="CONSOLE_ORIGINS", origins=())
-        for origin in http.origins:
-            if origin == "*" or not origin.startswith(("http://", "https://")):
-                raise SettingsError(
-                    f"CONSOLE_ORIGINS={origins_raw!r}: {origin!r} is not an origin like https://console.example"
-                )
+        check_origins("CONSOLE_ORIGINS", http.origins)
         return cls(http=http, database=database, cache=cache, logging=LogSettings.from_env(env))

@@ -32,7 +32,14 @@ from aiohttp import web
 from sim.api.apiservers.garden import handle_garden
 from sim.api.apiservers.shoot import handle_shoot
 from sim.api.credentials.tokens import TokenKind
-from sim.api.faults.hostile import KUBECONFIG_FAULTS, STREAM_FAULTS, redirect, rewrite_kubeconfig, send_stream_fault
+from sim.api.faults.hostile import (
+    KUBECONFIG_FAULTS,
+    STREAM_FAULTS,
+    endless_page,
+    redirect,
+    rewrite_kubeconfig,
+    send_stream_fault,
+)
 from sim.api.faults.injected import ANY_SHOOT, STATUS_FAULTS, Fault, FaultKind
 from sim.api.machinery.kinds import KUBECONFIG_REQUEST_KINDS
 from sim.api.machinery.paths import ApiPath, parse_api_path
@@ -56,6 +63,11 @@ from sim.api.simulator import Simulator
 logger = logging.getLogger(__name__)
 
 KUBECONFIG_SUBRESOURCES = frozenset(KUBECONFIG_REQUEST_KINDS)
+# The fault resource of one shoot's monitoring secret in the garden (`<shoot>.monitoring`), and the
+# continue tokens of `endless_pages`.
+MONITORING_SECRET = "monitoring-secret"  # noqa: S105  # a fault resource, not a secret
+MONITORING_SUFFIX = ".monitoring"
+_PAGE_TOKEN = "hostile-page-"  # noqa: S105  # a continue token, not a secret
 # The fault resource (and request-log tag) of a shoot's Prometheus.
 PROMETHEUS = "prometheus"
 
@@ -142,7 +154,11 @@ class SimApp:
         if sim.settings.latency_seconds > 0:
             await asyncio.sleep(sim.settings.latency_seconds)
         path: ApiPath = parse_api_path(api_path)
-        fault = self._mint_fault(target, path) or sim.faults.take(target, path.subresource or path.resource)
+        fault = (
+            self._mint_fault(target, path)
+            or self._secret_fault(target, path)
+            or sim.faults.take(target, path.subresource or path.resource)
+        )
         if fault is not None:
             entry.fault = fault.kind.value
             if fault.kind is FaultKind.RESET:
@@ -170,6 +186,10 @@ class SimApp:
         entry.status = reply.status
         if fault is not None and fault.kind in KUBECONFIG_FAULTS:
             reply = rewrite_kubeconfig(reply, fault)
+        if fault is not None and fault.kind is FaultKind.ENDLESS_PAGES:
+            token = request.query.get("continue", "")
+            page = int(token.removeprefix(_PAGE_TOKEN)) if token.startswith(_PAGE_TOKEN) else 0
+            reply = endless_page(reply, fault, page)
         return await self._send(request, reply, fault)
 
     async def _metrics(self, request: web.Request) -> web.StreamResponse:
@@ -238,6 +258,18 @@ class SimApp:
         if shoot is None:
             return None
         return self.sim.faults.take_exact(shoot.key, path.subresource)
+
+    def _secret_fault(self, target: str, path: ApiPath) -> Fault | None:
+        """A fault set for reading one shoot's monitoring secret (resource `monitoring-secret` on the shoot's key)."""
+        if target != GARDEN or path.resource != "secrets" or path.namespace is None:
+            return None
+        name = path.name or ""
+        if not name.endswith(MONITORING_SUFFIX):
+            return None
+        shoot = self.sim.world.shoots.get(path.namespace, name.removesuffix(MONITORING_SUFFIX))
+        if shoot is None:
+            return None
+        return self.sim.faults.take_exact(shoot.key, MONITORING_SECRET)
 
     async def _send(self, request: web.Request, reply: Reply, fault: Fault | None) -> web.StreamResponse:
         headers = {"Content-Type": reply.content_type, "Cache-Control": "no-cache, private", **reply.headers}

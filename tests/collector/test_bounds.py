@@ -22,7 +22,7 @@ from collector.kube.credential import Credential
 from collector.kube.errors import BadResponse, ConnectionFailed, TooLarge
 from collector.kube.garden import RealGardener, ShootRef
 from collector.kube.limits import ResponseLimits
-from common.labels import POOL_LABEL
+from common.labels import CLUSTER_ID_LABEL, POOL_LABEL
 from tests.fixtures.sim import SimUnderTest
 
 SMALL = ResponseLimits(max_list_bytes=8 << 20, max_item_bytes=256 << 10, max_answer_bytes=1 << 20)
@@ -126,6 +126,50 @@ async def test_a_hostile_minted_kubeconfig_is_refused(
     sim.control.fault(state.key, fault, resource="adminkubeconfig")
     with pytest.raises(BadResponse, match=says):
         await gardener.mint_credential(ShootRef(state.namespace, state.name), kind="admin", lifetime_seconds=600)
+
+
+@pytest.fixture
+async def wide_gardener(sim: SimUnderTest, tmp_path: Path) -> AsyncIterator[RealGardener]:
+    """Default byte bounds (a value bomb fits under them), a small bound on a list's values."""
+    path = tmp_path / "garden.yaml"
+    path.write_text(yaml.safe_dump(sim.garden_kubeconfig))
+    garden = RealGardener(await garden_client(path, timeout_seconds=30, limits=ResponseLimits(max_list_values=100_000)))
+    try:
+        yield garden
+    finally:
+        await garden.close()
+
+
+async def test_a_page_of_shoots_dense_in_values_is_refused_unparsed(
+    wide_gardener: RealGardener, sim: SimUnderTest
+) -> None:
+    sim.control.fault("garden", "value_bomb", resource="shoots", count=4, seconds=30)
+    with pytest.raises(TooLarge, match=r"more than 1,000,000 JSON values \(a garden page's bound\); refused unparsed"):
+        await wide_gardener.list_shoots(label_selector="x")
+
+
+async def test_a_list_whose_continue_tokens_never_end_is_refused_at_the_total_bound(
+    wide_gardener: RealGardener, sim: SimUnderTest
+) -> None:
+    sim.control.fault("garden", "endless_pages", resource="shoots", count=200)
+    with pytest.raises(
+        TooLarge, match=r"more than 100,000 JSON values across its \d+ pages \(GARDENER_MAX_LIST_VALUES\)"
+    ):
+        await wide_gardener.list_shoots(label_selector=CLUSTER_ID_LABEL, page_size=200)
+    pages = [r for r in sim.control.requests("garden") if r.resource == "shoots"]
+    assert 1 < len(pages) < 10, "stopped after a few pages of real shoots"
+
+
+async def test_a_monitoring_secret_dense_in_values_is_refused_unparsed(
+    wide_gardener: RealGardener, sim: SimUnderTest
+) -> None:
+    state = sim.serving_shoot()
+    sim.control.fault(state.key, "value_bomb", resource="monitoring-secret", count=1, seconds=30)
+    with pytest.raises(TooLarge, match=r"more than 50,000 JSON values \(one object's bound\)"):
+        await wide_gardener.read_secret(state.namespace, f"{state.name}.monitoring")
+    other = sim.serving_shoot(lambda s: s.key != state.key)
+    secret = await wide_gardener.read_secret(other.namespace, f"{other.name}.monitoring")
+    assert secret["metadata"]["name"] == f"{other.name}.monitoring", "only that shoot's secret is hostile"
 
 
 def test_a_client_for_a_plain_http_server_is_refused() -> None:

@@ -10,7 +10,7 @@ reason over gRPC.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -23,6 +23,7 @@ from collector.kube.client import garden_client
 from collector.kube.errors import ServerError
 from collector.kube.garden import RealGardener
 from collector.reconcile.loop import ReconcileLoop, ReconcileSummary
+from common.clock import utc_now
 from db import provisioning
 from tests.fixtures.collector import Collector, shoot_key_of, write_kubeconfig
 from tests.fixtures.fleet_api import serving_fleet
@@ -34,12 +35,17 @@ class Reconcile:
     def __init__(self, sim: SimUnderTest, pool: AsyncConnectionPool[Any], kubeconfig: Path) -> None:
         self.sim, self.pool, self.kubeconfig = sim, pool, kubeconfig
 
-    async def once(self) -> ReconcileSummary:
+    async def once(self, at: datetime | None = None) -> ReconcileSummary:
+        """One pass, at `at` on a fake clock (default: now)."""
         gardener = RealGardener(await garden_client(self.kubeconfig, timeout_seconds=10))
         try:
             # No bound on deletions here: this file is about the ledger, not stuck deletions.
             loop = ReconcileLoop(
-                pool=self.pool, gardener=gardener, interval_seconds=300, deletion_timeout_seconds=10**9
+                pool=self.pool,
+                gardener=gardener,
+                interval_seconds=INTERVAL.total_seconds(),
+                deletion_timeout_seconds=10**9,
+                clock=(lambda: at) if at is not None else utc_now,
             )
             return await loop.run_once()
         finally:
@@ -56,6 +62,9 @@ def planted_leftovers(sim: SimUnderTest) -> dict[str, int]:
     return {"cluster_deleted": len(sim.fleet.resources)}
 
 
+INTERVAL = timedelta(seconds=300)
+
+
 def ledger(database: TestDatabase, cluster_id: UUID) -> list[tuple[UUID, datetime | None, str | None]]:
     with database.admin() as admin:
         rows = admin.execute(
@@ -66,14 +75,22 @@ def ledger(database: TestDatabase, cluster_id: UUID) -> list[tuple[UUID, datetim
     return [(r[0], r[1], r[2]) for r in rows]  # type: ignore[misc]
 
 
-def active(database: TestDatabase, cluster_id: UUID) -> int:
-    return sum(1 for _, destroyed, _ in ledger(database, cluster_id) if destroyed is None)
+def active(database: TestDatabase, cluster_id: UUID, prefix: str = "") -> int:
+    """Active rows of the cluster, of the types starting with `prefix` (`kubernetes.`: the inventory's)."""
+    with database.admin() as admin:
+        row = admin.execute(
+            "SELECT count(*) FROM tenant.infrastructure_resources WHERE cluster_id = %s AND destroyed IS NULL"
+            " AND starts_with(resource_type, %s)",
+            (cluster_id, prefix),
+        ).fetchone()
+    assert row is not None and isinstance(row[0], int)
+    return row[0]
 
 
-def delete_cluster(database: TestDatabase, cluster_id: UUID) -> None:
+def delete_cluster(database: TestDatabase, cluster_id: UUID, at: datetime | None = None) -> None:
     """What the provisioning side does first: the row is deleted, the shoot's deletion begins."""
     with database.admin() as admin:
-        now = datetime.now(UTC)
+        now = at or datetime.now(UTC)
         provisioning.delete_cluster(admin, cluster_id, at=now)
         provisioning.record_shoot_status(admin, cluster_id, "deleting", at=now)
 
@@ -83,13 +100,15 @@ async def test_a_deleted_clusters_rows_close_once_its_shoot_is_gone(
 ) -> None:
     [cluster, bystander] = await sim_collector.few(2)
     await sim_collector.round([cluster, bystander])
-    before = active(sim_database, cluster.id)
-    assert before > 0, "the inventory recorded the cluster's resources"
+    collected = active(sim_database, cluster.id)
+    assert collected > 0, "the inventory recorded the cluster's resources"
     key = shoot_key_of(sim, cluster.id)
 
     delete_cluster(sim_database, cluster.id)
     summary = await reconcile.once()
-    assert active(sim_database, cluster.id) == before, "the shoot is still listed: the deletion is under way"
+    before = active(sim_database, cluster.id)
+    assert before > collected, "reconcile recorded the cluster itself and its pools"
+    assert active(sim_database, cluster.id, "kubernetes.") == collected, "the deletion is under way"
     assert summary.ledger_closed == planted_leftovers(sim), "only the seed's planted leftovers closed"
 
     sim.control.delete_shoot(key)
@@ -129,11 +148,12 @@ async def test_a_deleted_organizations_cluster_closes_as_organization_deleted(
 ) -> None:
     [cluster] = await sim_collector.few(1)
     await sim_collector.round([cluster])
-    before = active(sim_database, cluster.id)
+    collected = active(sim_database, cluster.id)
     with sim_database.admin() as admin:
         admin.execute("UPDATE tenant.organizations SET deleted = now() WHERE id = %s", (cluster.organization_id,))
     await reconcile.once()
-    assert active(sim_database, cluster.id) == before, "its shoot still runs"
+    assert active(sim_database, cluster.id, "kubernetes.") == collected, "its shoot still runs"
+    before = active(sim_database, cluster.id)
     sim.control.delete_shoot(shoot_key_of(sim, cluster.id))
     summary = await reconcile.once()
     assert summary.ledger_closed.get("organization_deleted", 0) >= before
@@ -145,7 +165,7 @@ async def test_lost_hibernated_and_unreachable_clusters_keep_their_rows(
 ) -> None:
     lost, hibernated, unreachable = await sim_collector.few(3)
     await sim_collector.round([lost, hibernated, unreachable])
-    counts = {c.id: active(sim_database, c.id) for c in (lost, hibernated, unreachable)}
+    counts = {c.id: active(sim_database, c.id, "kubernetes.") for c in (lost, hibernated, unreachable)}
     assert all(counts.values())
     sim.control.delete_shoot(shoot_key_of(sim, lost.id))  # live cluster, shoot gone: LOST, not deleted
     sim.control.hibernate(shoot_key_of(sim, hibernated.id))
@@ -153,7 +173,7 @@ async def test_lost_hibernated_and_unreachable_clusters_keep_their_rows(
     summary = await reconcile.once()
     await sim_collector.round([hibernated, unreachable])
     assert summary.ledger_closed == planted_leftovers(sim)
-    assert {c.id: active(sim_database, c.id) for c in (lost, hibernated, unreachable)} == counts
+    assert {c.id: active(sim_database, c.id, "kubernetes.") for c in (lost, hibernated, unreachable)} == counts
 
 
 async def test_the_seeds_planted_deletion_leaves_rows_the_first_pass_closes(
@@ -167,4 +187,58 @@ async def test_the_seeds_planted_deletion_leaves_rows_the_first_pass_closes(
     assert "ledger rows of gone clusters closed: cluster_deleted 3" in summary.render()
     rows = ledger(sim_database, cluster_id)
     assert [reason for _, _, reason in rows] == ["cluster_deleted"] * 3
+    # No shoot of it was ever seen: its rows end at the cluster's deletion, not today.
+    [deleted] = [c.deleted for c in sim.fleet.clusters if c.id == cluster_id]
+    assert deleted is not None and deleted < summary.completed - timedelta(days=300)
+    assert [destroyed for _, destroyed, _ in rows] == [deleted] * 3
     assert (await reconcile.once()).ledger_closed == {}
+
+
+async def test_a_gone_clusters_rows_end_when_its_shoot_left_the_garden_however_late_the_deletion(
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase, reconcile: Reconcile
+) -> None:
+    [cluster, bystander] = await sim_collector.few(2)
+    await sim_collector.round([cluster, bystander])
+    before = active(sim_database, cluster.id)
+    assert before > 0
+    listed_last = utc_now() + timedelta(minutes=1)
+    await reconcile.once(at=listed_last)  # the mirror sees the shoot
+    assert active(sim_database, cluster.id, "gardener.") > 0
+    sim.control.delete_shoot(shoot_key_of(sim, cluster.id))
+    first_missed = listed_last + INTERVAL
+    await reconcile.once(at=first_missed)
+    # The garden's listing is complete: the shoot and its pools are gone. What ran in it is not known
+    # to be gone while the cluster lives (lost, not deleted).
+    assert active(sim_database, cluster.id, "gardener.") == 0
+    assert active(sim_database, cluster.id) == before, "a live cluster whose shoot is gone is lost, not gone"
+
+    # Long after, Fundament deletes the cluster row; a pass much later still closes the rows.
+    delete_cluster(sim_database, cluster.id, at=first_missed + timedelta(days=200))
+    closing = first_missed + timedelta(days=300)
+    summary = await reconcile.once(at=closing)
+    assert summary.ledger_closed == {"cluster_deleted": before}
+    ends = {destroyed for _, destroyed, _ in ledger(sim_database, cluster.id)}
+    # The first pass that no longer listed the shoot: within one interval of its disappearance.
+    assert ends == {first_missed}
+    assert all(listed_last < end <= listed_last + INTERVAL for end in ends if end is not None)
+    assert active(sim_database, bystander.id) > 0
+
+
+async def test_a_deleted_cluster_whose_shoot_was_never_seen_ends_at_its_deletion(
+    sim_collector: Collector, sim: SimUnderTest, sim_database: TestDatabase, reconcile: Reconcile
+) -> None:
+    [cluster] = await sim_collector.few(1)
+    await sim_collector.round([cluster])
+    before = active(sim_database, cluster.id)
+    # Reconcile never ran while the shoot existed: the mirror has no shoot of this cluster.
+    sim.control.delete_shoot(shoot_key_of(sim, cluster.id))
+    with sim_database.admin() as admin:
+        [(last_seen,)] = admin.execute(
+            "SELECT max(last_seen) FROM tenant.infrastructure_resources WHERE cluster_id = %s", (cluster.id,)
+        ).fetchall()
+    assert isinstance(last_seen, datetime)
+    deleted_at = last_seen + timedelta(minutes=7)
+    delete_cluster(sim_database, cluster.id, at=deleted_at)
+    summary = await reconcile.once(at=deleted_at + timedelta(days=330))
+    assert summary.ledger_closed == {"cluster_deleted": before + planted_leftovers(sim)["cluster_deleted"]}
+    assert {destroyed for _, destroyed, _ in ledger(sim_database, cluster.id)} == {deleted_at}

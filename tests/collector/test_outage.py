@@ -23,10 +23,12 @@ from collector.mock import MockReader
 from collector.settings import InventorySettings
 from common.database import make_pool
 from common.settings import DatabaseSettings
-from db.embedded import EmbeddedPostgres, runtime_root
+from db.embedded import EmbeddedPostgres, free_port, runtime_root
 from db.migrate import fresh_database
-from tests.fixtures.collector import T0, WORKER_ROLE, make_world
-from tests.fixtures.waiting import eventually_async
+from tests.collector.test_process import Worker
+from tests.fixtures.collector import T0, WORKER_ROLE, make_world, mock_worker_env
+from tests.fixtures.slowloris import status_of
+from tests.fixtures.waiting import eventually, eventually_async
 
 PROJECT = Path(__file__).resolve().parents[2]
 
@@ -118,3 +120,47 @@ async def _until_waiting_on_locks(server: EmbeddedPostgres, count: int) -> None:
             return bool(row and row[0] >= count)
 
         await eventually_async(waiting, f"the stores waiting on the lock ({count} expected)")
+
+
+def health_port(worker: Worker) -> int:
+    return int(str(worker.wait_for_log("health port listening")["address"]).rsplit(":", 1)[1])
+
+
+def round_collecting(worker: Worker, clusters: int) -> None:
+    """Until the worker logs a round that collected `clusters` clusters."""
+    eventually(lambda: worker.wait_for_log("inventory round done")["collected"] == clusters, every=0)
+
+
+@pytest.mark.slow
+def test_the_worker_starts_while_the_database_is_down_and_survives_it_going_and_coming_back() -> None:
+    """`cluster-worker run` with no database: alive and not ready, waiting; ready once it answers; a
+    database that goes away (a crash) and comes back costs the rounds in between, not the process."""
+    server = EmbeddedPostgres(runtime_root(PROJECT) / f"test-down-{os.getpid()}", port=free_port())
+    server.start()
+    worker: Worker | None = None
+    try:
+        fresh_database(server.dsn, "fleet")
+        with psycopg.connect(server.dsn_for("fleet"), autocommit=True) as admin:
+            make_world(admin, clusters=3)
+        server.stop()
+        worker = Worker(mock_worker_env(server.dsn_for("fleet", WORKER_ROLE)))
+        port = health_port(worker)
+        worker.wait_for_log("waiting for the database")
+        assert (status_of(port, "/livez"), status_of(port, "/readyz")) == (200, 503)
+
+        server.start()
+        worker.wait_for_log("the database answers")
+        round_collecting(worker, 3)
+        eventually(lambda: status_of(port, "/readyz") == 200, "ready once the first round is done")
+
+        server.stop("immediate")
+        worker.wait_for_log("inventory round failed")
+        assert status_of(port, "/livez") == 200
+        server.start()
+        round_collecting(worker, 3)
+        assert worker.process.poll() is None, "the worker carried on without a restart"
+        assert status_of(port, "/readyz") == 200
+    finally:
+        if worker is not None:
+            worker.stop()
+        server.destroy()

@@ -28,9 +28,11 @@ import yaml
 from collector.inventory.loop import in_shard
 from collector.main import collect, main
 from collector.settings import Settings, Shard
+from common.health import OPERATIONS_MAX_CONNECTIONS
 from tests.fixtures.collector import FAULT_TIMEOUT_SECONDS, LATENCY_SECONDS, SHOOT_FAULTS, WORKER_ROLE
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.sim import SimUnderTest
+from tests.fixtures.slowloris import slowloris, status_of, trickle
 from tests.fixtures.waiting import eventually
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -208,6 +210,21 @@ def test_health_port_and_graceful_sigterm(sim: SimUnderTest, worker_env: dict[st
     worker.process.send_signal(signal.SIGTERM)
     assert worker.process.wait(WAIT_SECONDS) == 0
     worker.wait_for_log("cluster-worker stopped")
+
+
+def test_liveness_answers_through_a_slowloris_on_the_health_port(
+    worker_env: dict[str, str], workers: list[Worker]
+) -> None:
+    """More unfinished heads than the health port serves at once: /metrics is 503, /livez stays 200."""
+    worker = Worker(worker_env)
+    workers.append(worker)
+    port = int(str(worker.wait_for_log("health port listening")["address"]).rsplit(":", 1)[1])
+    with slowloris(port, OPERATIONS_MAX_CONNECTIONS + 8) as held:
+        assert status_of(port, "/metrics") == 503
+        for _ in range(5):
+            trickle(held)
+            assert status_of(port, "/livez") == 200
+    eventually(lambda: status_of(port, "/metrics") == 200, "/metrics served after the flood")
 
 
 @pytest.mark.parametrize("log_format", ["json", "text"])

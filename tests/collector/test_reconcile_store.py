@@ -107,6 +107,8 @@ async def test_every_query_prepares_against_the_migrated_schema(worker: psycopg.
     queries = load_queries(Path(store.__file__).with_name("store.sql"))
     await worker.execute(queries["create_listed_stage"].sql)
     await worker.execute(queries["create_findings_stage"].sql)
+    await worker.execute(queries["create_gardener_ledger_stage"].sql)
+    await worker.execute(queries["create_gardener_ledger_listed_stage"].sql)
     for query in queries.values():
         if query.name.startswith(("create_", "copy_")):
             continue

@@ -66,7 +66,7 @@ WORKER_UPDATE_COLUMNS = {
         "deleted",
     },
     "drift_findings": {"cluster_id", "shoot_uid", "organization_id", "details", "last_detected", "resolved"},
-    "infrastructure_resources": {"resource_id", "last_seen", "destroyed", "destroyed_reason"},
+    "infrastructure_resources": {"resource_id", "last_seen", "destroyed", "destroyed_reason", "details"},
     "worker_locks": {"last_taken"},
 }
 LARGE_OBJECT_CREATORS = ("lo_create", "lo_creat", "lo_from_bytea", "lo_import")

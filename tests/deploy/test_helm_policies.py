@@ -29,6 +29,10 @@ pytestmark = needs_helm
 GATEWAY = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "gateway"}}}
 ADMIN_GATEWAY = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "admin-gateway"}}}
 MONITORING_NS = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
+# The release's `helm test` pod, which calls each API on both ports while the test runs.
+HELM_TEST = {
+    "podSelector": {"matchLabels": {"app.kubernetes.io/instance": "rel", "app.kubernetes.io/name": "helm-test"}}
+}
 DNS_PORTS = [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]
 
 
@@ -66,12 +70,22 @@ def test_every_pod_is_selected_by_a_policy(variant: str) -> None:
 
 def test_public_api_is_reachable_from_the_gateway_only() -> None:
     policy = policy_of(render(), "platform-public-api")
-    assert ingress_ports(policy) == {key(GATEWAY): {8080, 9090}, key(MONITORING_NS): {8080}}
+    assert ingress_ports(policy) == {
+        key(GATEWAY): {8080, 9090},
+        key(MONITORING_NS): {8080},
+        key(HELM_TEST): {8080, 9090},
+    }
+    without_tests = policy_of(render("tests.enabled=false"), "platform-public-api")
+    assert ingress_ports(without_tests) == {key(GATEWAY): {8080, 9090}, key(MONITORING_NS): {8080}}
 
 
 def test_staff_api_is_reachable_from_the_admin_gateway_only() -> None:
     policy = policy_of(render(), "platform-admin-api")
-    assert ingress_ports(policy) == {key(ADMIN_GATEWAY): {8081, 9091}, key(MONITORING_NS): {8081}}
+    assert ingress_ports(policy) == {
+        key(ADMIN_GATEWAY): {8081, 9091},
+        key(MONITORING_NS): {8081},
+        key(HELM_TEST): {8081, 9091},
+    }
 
 
 def test_the_gateways_are_values() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from fundament.fleet.v1 import fleet_pb2
 
 from fleetctl.main import main as fleet_main
 from tests.fixtures.credentials import SECRET
-from tests.fixtures.fleet_api import STAFF, FleetApiUnderTest
+from tests.fixtures.fleet_api import NOW, STAFF, FleetApiUnderTest
 
 BIN = Path(__file__).resolve().parents[2] / ".venv" / "bin"
 SERVICE = fleet_pb2.DESCRIPTOR.services_by_name["FleetService"]
@@ -75,6 +76,7 @@ async def test_every_method_answers_through_grpcurl(shared_fleet_api: FleetApiUn
         # The world holds no recorded history: an empty answer (no points) is the right one.
         "GetFleetTrends": ({"start": "2025-12-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"}, None),
         "GetOrganization": ({"id": str(shared_fleet_api.world.fleet.organizations[0].id)}, "listingChanges"),
+        "ListUsage": ({"page_size": 3, "start": (NOW - timedelta(days=10)).isoformat()}, "groups"),
     }
     assert set(requests) == {m.name for m in SERVICE.methods}
     for method, (body, field) in requests.items():

@@ -18,6 +18,7 @@ from tests.fixtures.credentials import SECRET
 from tests.fixtures.fleet_api import ROLE, STAFF, FleetApiUnderTest, staff_token
 from tests.fixtures.postgres import PgServer, TestDatabase, drop_database
 from tests.fixtures.service_process import run_to_exit, started
+from tests.fixtures.slowloris import slowloris, status_of, trickle
 from tests.fixtures.waiting import eventually_async
 
 SCRIPT = "platform-admin-api"
@@ -95,7 +96,7 @@ async def test_the_process_takes_its_bounds_from_the_environment(shared_fleet_ap
         await proc.wait_for_log("closed a connection whose request head took too long")
         held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(3)]
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(b"GET /livez HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+        writer.write(b"GET /readyz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
         assert (await asyncio.wait_for(reader.readline(), timeout=30)).startswith(b"HTTP/1.1 503 ")
         for _, w in [*held, (reader, writer)]:
             w.close()
@@ -114,6 +115,23 @@ async def test_the_process_takes_its_bounds_from_the_environment(shared_fleet_ap
         assert answer.startswith(b"HTTP/1.1 400 ")
         entry = await proc.wait_for_log("refused invalid_argument: a header value is not UTF-8")
         assert entry["procedure"] == SUMMARY_PATH and entry["http_status"] == 400
+
+
+async def test_liveness_answers_through_a_slowloris_above_the_connection_limit(
+    shared_fleet_api: FleetApiUnderTest,
+) -> None:
+    """More unfinished heads than HTTP_MAX_CONNECTIONS: every other request is 503, /livez stays 200."""
+    env = environment(shared_fleet_api.database.dsn(ROLE), HTTP_MAX_CONNECTIONS="4", HTTP_HEAD_TIMEOUT_SECONDS="300")
+    port = int(env["HTTP_PORT"])
+    async with started(SCRIPT, env) as proc:
+        await proc.wait_for_log("listening", prefix=True)
+        with slowloris(port, 12) as held:
+            assert status_of(port, "/metrics") == 503
+            for _ in range(5):
+                trickle(held)
+                assert status_of(port, "/livez") == 200
+        # The control: the flood gone, the rest is served again.
+        await eventually_async(lambda: status_of(port, "/metrics") == 200, "/metrics served after the flood")
 
 
 async def test_started_with_the_public_role_it_is_not_ready_and_says_why(database: TestDatabase) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from services.fleet.queries import base, clusters, findings, ledger, organizations, search, summary, trends
+from services.fleet.queries import base, clusters, findings, ledger, organizations, search, summary, trends, usage
 from tests.fixtures.postgres import TestDatabase
 
 ROLE = "fun_platform_admin_api"
@@ -23,6 +23,25 @@ NOW = datetime(2026, 1, 1, tzinfo=UTC)
 SOME_ID = uuid.UUID("018f0000-0000-7000-8000-000000000001")
 
 Conn = psycopg.AsyncConnection[Any]
+
+USAGE_FILTERS = {
+    aggregate: usage.UsageFilters(
+        start=NOW - timedelta(days=30),
+        end=NOW,
+        step_seconds=86400,
+        aggregate=aggregate,
+        organization_id=SOME_ID,
+        cluster_id=SOME_ID,
+        resource_type="kubernetes.node",
+        include_non_billable=True,
+    )
+    for aggregate in usage.UsageAggregate
+}
+USAGE_AFTER: dict[usage.UsageAggregate, tuple[Any, ...]] = {
+    usage.UsageAggregate.ORGANIZATION: ("acme", SOME_ID, "kubernetes.node"),
+    usage.UsageAggregate.CLUSTER: ("acme", "prod", SOME_ID, "kubernetes.node"),
+    usage.UsageAggregate.RESOURCE_TYPE: ("kubernetes.node",),
+}
 
 CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
     "begin_consistent_read": base.begin_consistent_read,
@@ -82,6 +101,33 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
     ),
     "fleet_trends": lambda conn: trends.fleet_trends(
         conn, trends.TrendRange(NOW, NOW + timedelta(days=1), 60, SOME_ID)
+    ),
+    "usage_groups_by_organization": lambda conn: usage.usage_groups(
+        conn,
+        filters=USAGE_FILTERS[usage.UsageAggregate.ORGANIZATION],
+        now=NOW,
+        after=USAGE_AFTER[usage.UsageAggregate.ORGANIZATION],
+        limit=3,
+    ),
+    "usage_groups_by_cluster": lambda conn: usage.usage_groups(
+        conn,
+        filters=USAGE_FILTERS[usage.UsageAggregate.CLUSTER],
+        now=NOW,
+        after=USAGE_AFTER[usage.UsageAggregate.CLUSTER],
+        limit=3,
+    ),
+    "usage_groups_by_resource_type": lambda conn: usage.usage_groups(
+        conn,
+        filters=USAGE_FILTERS[usage.UsageAggregate.RESOURCE_TYPE],
+        now=NOW,
+        after=USAGE_AFTER[usage.UsageAggregate.RESOURCE_TYPE],
+        limit=3,
+    ),
+    "usage_steps": lambda conn: usage.usage_steps(
+        conn,
+        filters=USAGE_FILTERS[usage.UsageAggregate.CLUSTER],
+        now=NOW,
+        groups=[usage.UsageGroupRow(SOME_ID, "acme", SOME_ID, "prod", "kubernetes.node")],
     ),
 }
 

@@ -18,6 +18,7 @@ from db.embedded import free_port
 from tests.fixtures.overview import PATH, ROLE, World
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.service_process import ServiceProcess, run_to_exit, started
+from tests.fixtures.slowloris import slowloris, status_of, trickle
 from tests.fixtures.waiting import eventually_async
 
 SCRIPT = "platform-public-api"
@@ -185,3 +186,17 @@ async def test_started_correctly_it_is_ready_and_logs_its_role(database: TestDat
     assert verdict_logged(running, "ready")["role"] == ROLE
     assert "\nfleet_api_ready 1.0\n" in metrics
     assert 'fleet_api_readiness_failures_total{reason="role_missing_privilege"} 0.0' in metrics
+
+
+async def test_liveness_answers_through_a_slowloris_above_the_connection_limit(database: TestDatabase) -> None:
+    """More unfinished heads than HTTP_MAX_CONNECTIONS: every other request is 503, /livez stays 200."""
+    env = environment(database.dsn(ROLE), HTTP_MAX_CONNECTIONS="4", HTTP_HEAD_TIMEOUT_SECONDS="300")
+    port = int(env["HTTP_PORT"])
+    async with started(SCRIPT, env) as running:
+        await running.wait_for_log("listening")
+        with slowloris(port, 12) as held:
+            assert status_of(port, "/metrics") == 503
+            for _ in range(5):
+                trickle(held)
+                assert status_of(port, "/livez") == 200
+        await eventually_async(lambda: status_of(port, "/metrics") == 200, "/metrics served after the flood")

@@ -31,6 +31,7 @@ PAGING_FIELDS = frozenset({"page_size", "page_token"})
 # A refusal whose message starts with no field name -> the request fields it is about.
 REFUSALS_WITHOUT_A_FIELD: dict[str, tuple[str, ...]] = {
     "the range holds more than": ("start", "end", "step_seconds"),
+    "the window holds": ("start", "end", "step_seconds"),
 }
 _BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 _RPC_COUNT = re.compile(r"fleet\.v1 \((\d+) RPCs")

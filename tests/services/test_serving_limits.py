@@ -47,6 +47,8 @@ MAX_CONNECTIONS = 4
 PATIENCE = 30.0
 # /livez answers with a content-length, so a test can read exactly one answer off a connection.
 GET = b"GET /livez HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"
+# Any other path is refused over the connection limit.
+READYZ = b"GET /readyz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"
 
 SETTINGS = HttpSettings(
     host="127.0.0.1",
@@ -186,12 +188,18 @@ async def test_an_idle_keep_alive_connection_is_closed(server: ApiServer) -> Non
     writer.close()
 
 
-async def test_requests_over_the_connection_limit_are_503(server: ApiServer) -> None:
+async def test_requests_over_the_connection_limit_are_503_but_liveness_is_served(server: ApiServer) -> None:
     idle = [await asyncio.open_connection("127.0.0.1", server.http_port) for _ in range(MAX_CONNECTIONS)]
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
+    writer.write(READYZ)
+    status = await asyncio.wait_for(reader.readline(), timeout=PATIENCE)
+    assert status.startswith(b"HTTP/1.1 503 ")
+    writer.close()
+    # The reserved slot: the liveness probe is answered over the limit.
     reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
     writer.write(GET)
     status = await asyncio.wait_for(reader.readline(), timeout=PATIENCE)
-    assert status.startswith(b"HTTP/1.1 503 ")
+    assert status.startswith(b"HTTP/1.1 200 ")
     writer.close()
     for _, held in idle:
         held.close()
@@ -199,7 +207,7 @@ async def test_requests_over_the_connection_limit_are_503(server: ApiServer) -> 
 
     async def served() -> bool:
         reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
-        writer.write(GET)
+        writer.write(READYZ)
         status = await asyncio.wait_for(reader.readline(), timeout=PATIENCE)
         writer.close()
         return status.startswith(b"HTTP/1.1 200 ")

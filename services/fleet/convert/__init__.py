@@ -9,8 +9,9 @@ module per entity, as the queries are filed.
     summary        GetFleetSummary
     search         SearchNamespaces
     trends         GetFleetTrends
+    usage          ListUsage
 """
 
-from services.fleet.convert import clusters, findings, ledger, organizations, scalars, search, summary, trends
+from services.fleet.convert import clusters, findings, ledger, organizations, scalars, search, summary, trends, usage
 
-__all__ = ["clusters", "findings", "ledger", "organizations", "scalars", "search", "summary", "trends"]
+__all__ = ["clusters", "findings", "ledger", "organizations", "scalars", "search", "summary", "trends", "usage"]

@@ -19,6 +19,7 @@ from google.protobuf import timestamp_pb2
 
 from common.clusterstatus import ClusterStatus
 from services.common.errors import InvalidArgument
+from services.common.paging import page_size
 from services.fleet.parse.fields import optional_resource_type, optional_text, optional_uuid, required_uuid
 from services.fleet.parse.search import cluster_search, name_search, namespace_patterns
 from services.fleet.queries.clusters import ClusterFilters, ClusterOrder
@@ -27,12 +28,23 @@ from services.fleet.queries.ledger import ResourceFilters
 from services.fleet.queries.organizations import OrganizationFilters, OrganizationOrder
 from services.fleet.queries.search import NamespaceSearch
 from services.fleet.queries.trends import TrendRange
+from services.fleet.queries.usage import UsageAggregate, UsageFilters
 
 # GetFleetTrends' step when none is asked for, the shortest it may ask for, and the most steps a range
 # may hold: an answer is at most MAX_STEPS points whatever the caller asks.
 DEFAULT_STEP_SECONDS = 3600
 MIN_STEP_SECONDS = 60
 MAX_STEPS = 2000
+# ListUsage: the longest window, and the most points (groups x steps) one page may hold. A point costs
+# a probe in the sort that adds the page up, and some 40 bytes of answer.
+MAX_USAGE_WINDOW = timedelta(days=366)
+MAX_USAGE_POINTS = 50_000
+_USAGE_AGGREGATES: dict[int, UsageAggregate] = {
+    fleet_pb2.USAGE_AGGREGATE_UNSPECIFIED: UsageAggregate.ORGANIZATION,
+    fleet_pb2.USAGE_AGGREGATE_ORGANIZATION: UsageAggregate.ORGANIZATION,
+    fleet_pb2.USAGE_AGGREGATE_CLUSTER: UsageAggregate.CLUSTER,
+    fleet_pb2.USAGE_AGGREGATE_RESOURCE_TYPE: UsageAggregate.RESOURCE_TYPE,
+}
 
 _CLUSTER_ORDERS: dict[int, ClusterOrder] = {
     fleet_pb2.CLUSTER_ORDER_UNSPECIFIED: ClusterOrder.NAME,
@@ -153,7 +165,54 @@ def trend_range(request: fleet_pb2.GetFleetTrendsRequest, now: datetime) -> Tren
     return TrendRange(start, end, step, optional_uuid("organization_id", request.organization_id))
 
 
+def usage_filters(request: fleet_pb2.ListUsageRequest, now: datetime) -> UsageFilters:
+    """ListUsage's window (ending `now` unless asked otherwise), step, aggregate and filters, bounded:
+    the window by MAX_USAGE_WINDOW, its steps by MAX_STEPS and the page's points (groups x steps) by
+    MAX_USAGE_POINTS, so a hostile request is refused before any database work."""
+    if not request.HasField("start"):
+        raise InvalidArgument("start is required")
+    start = _time("start", request.start)
+    end = _time("end", request.end) if request.HasField("end") else now
+    if end <= start:
+        raise InvalidArgument("end must be after start")
+    if end - start > MAX_USAGE_WINDOW:
+        raise InvalidArgument(f"end must be at most {MAX_USAGE_WINDOW.days} days after start")
+    if request.step_seconds < 0:
+        raise InvalidArgument("step_seconds must not be negative")
+    if 0 < request.step_seconds < MIN_STEP_SECONDS:
+        raise InvalidArgument(f"step_seconds must be 0 (one step) or at least {MIN_STEP_SECONDS}")
+    steps = 1 if request.step_seconds == 0 else -(-(end - start) // timedelta(seconds=request.step_seconds))
+    if steps > MAX_STEPS:
+        raise InvalidArgument(
+            f"the window holds {steps} steps, more than {MAX_STEPS}: shorten it or take a longer step"
+        )
+    groups = page_size(request.page_size)
+    if groups * steps > MAX_USAGE_POINTS:
+        raise InvalidArgument(
+            f"page_size {groups} x {steps} steps is more than {MAX_USAGE_POINTS} points:"
+            f" ask for at most {MAX_USAGE_POINTS // steps} groups per page, or take a longer step"
+        )
+    return UsageFilters(
+        start=start,
+        end=end,
+        step_seconds=int(request.step_seconds),
+        aggregate=usage_aggregate(request.aggregate),
+        organization_id=optional_uuid("organization_id", request.organization_id),
+        cluster_id=optional_uuid("cluster_id", request.cluster_id),
+        resource_type=optional_resource_type(request.resource_type),
+        include_non_billable=request.include_non_billable,
+    )
+
+
 # ---- enums and times
+
+
+def usage_aggregate(value: int) -> UsageAggregate:
+    """ListUsage's `aggregate`; a value this service does not know is `InvalidArgument`."""
+    try:
+        return _USAGE_AGGREGATES[value]
+    except KeyError:
+        raise InvalidArgument(f"aggregate: {value} is not a UsageAggregate") from None
 
 
 def cluster_order(value: int) -> ClusterOrder:

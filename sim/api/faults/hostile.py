@@ -13,6 +13,11 @@ controls its cluster's API server and everything in it) from sending it:
 | http_server | a minted kubeconfig whose server is `http://` (the token would travel in cleartext) |
 | string_boolean | a minted kubeconfig saying `insecure-skip-tls-verify: "false"`, a string |
 | redirect | a 307 to the same path on another origin (`localhost` for `127.0.0.1` and back) |
+| value_bomb | a 200 JSON object of `count` MiB (default 15), almost all `[],[],…` (3 bytes a value) |
+| endless_pages | a 200 page of `count` (default 500) copies of the first item, its `continue` never ending |
+
+A value bomb is under the byte bounds; read as a list it has no items, as a Prometheus answer its
+series are the `[]`s.
 
 Endless answers stop when the client goes away, or after the fault's `seconds` (default 60), so a
 test that forgot to clear one cannot keep the simulator busy for ever.
@@ -38,7 +43,14 @@ from sim.api.machinery.replies import Reply
 logger = logging.getLogger(__name__)
 
 STREAM_FAULTS = frozenset(
-    {FaultKind.ENDLESS_ITEM, FaultKind.ENDLESS_LIST, FaultKind.FLOOD, FaultKind.GZIP_BOMB, FaultKind.ENDLESS_ANSWER}
+    {
+        FaultKind.ENDLESS_ITEM,
+        FaultKind.ENDLESS_LIST,
+        FaultKind.FLOOD,
+        FaultKind.GZIP_BOMB,
+        FaultKind.ENDLESS_ANSWER,
+        FaultKind.VALUE_BOMB,
+    }
 )
 KUBECONFIG_FAULTS = frozenset({FaultKind.HTTP_SERVER, FaultKind.STRING_BOOLEAN})
 
@@ -67,6 +79,14 @@ MONITORING_HOSTILE_CASES: tuple[tuple[FaultKind, int], ...] = (
 )
 
 _CHUNK = 256 << 10
+DEFAULT_BOMB_MIB = 15
+DEFAULT_PAGE_ITEMS = 500
+# The head of a value bomb: whatever parses it, a Kubernetes list (no items), an object (no fields it
+# reads) or a Prometheus answer (the `[]`s are its series).
+_BOMB_HEAD = (
+    b'{"kind":"List","apiVersion":"v1","metadata":{},"status":"success","data":{"resultType":"vector","result":['
+)
+_BOMB_CHUNK = b"[]," * (_CHUNK // 3)
 _FILLER = b"a" * _CHUNK
 _BASE64_FILLER = b"A" * _CHUNK
 
@@ -119,7 +139,16 @@ def _copies(first: dict[str, Any], count: int | None) -> Iterator[bytes]:
         yield bytes(batch)
 
 
+def _value_bomb(mib: int) -> Iterator[bytes]:
+    yield _BOMB_HEAD
+    for _ in range(((mib or DEFAULT_BOMB_MIB) << 20) // len(_BOMB_CHUNK)):
+        yield _BOMB_CHUNK
+    yield b"[]]}}"
+
+
 def _body(fault: Fault, reply: Reply) -> tuple[Iterator[bytes], dict[str, str]]:
+    if fault.kind is FaultKind.VALUE_BOMB:
+        return _value_bomb(fault.count), {}
     if fault.kind is FaultKind.GZIP_BOMB:
 
         def bomb() -> Iterator[bytes]:
@@ -203,3 +232,25 @@ def rewrite_kubeconfig(reply: Reply, fault: Fault) -> Reply:
         cluster.pop("certificate-authority-data", None)
     answer["status"]["kubeconfig"] = base64.b64encode(yaml.safe_dump(config).encode()).decode()
     return Reply(reply.status, reply.content_type, [orjson.dumps(answer)], reply.headers)
+
+
+def endless_page(reply: Reply, fault: Fault, page: int) -> Reply:
+    """A page of copies of the list's first item (kept from the first answer) that says more pages follow."""
+    if fault.sample is None:
+        _, first = _first_item(reply)
+        fault.sample = orjson.dumps(first)
+    first = orjson.loads(fault.sample)
+    name = str(first["metadata"].get("name") or "item")
+    items = []
+    for n in range(fault.count or DEFAULT_PAGE_ITEMS):
+        first["metadata"]["name"] = f"{name}-{page}-{n}"
+        first["metadata"]["uid"] = f"hostile-{page}-{n}"
+        items.append(orjson.dumps(first))
+    body = (
+        b'{"kind":"List","apiVersion":"v1","metadata":{"continue":"hostile-page-'
+        + str(page + 1).encode()
+        + b'"},"items":['
+        + b",".join(items)
+        + b"]}"
+    )
+    return Reply(200, "application/json", [body], reply.headers)

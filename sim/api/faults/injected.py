@@ -19,7 +19,7 @@ What each kind does to the answer (the server applies it; see `sim/api/server.py
 | truncated | sends headers with the full Content-Length, then half the body, then closes |
 | malformed | a 200 whose body is not valid JSON |
 | reset | closes the TCP connection with RST before answering |
-| endless_item, endless_list, flood, gzip_bomb, endless_answer, ... | hostile answers: `sim/api/faults/hostile.py` |
+| endless_item, endless_list, flood, gzip_bomb, endless_answer, value_bomb, ... | hostile: `sim/api/faults/hostile.py` |
 
 All state lives on the server's event loop (the control API marshals callers there).
 """
@@ -55,6 +55,8 @@ class FaultKind(StrEnum):
     HTTP_SERVER = "http_server"
     STRING_BOOLEAN = "string_boolean"
     REDIRECT = "redirect"
+    VALUE_BOMB = "value_bomb"
+    ENDLESS_PAGES = "endless_pages"
 
     @classmethod
     def parse(cls, text: str) -> FaultKind:
@@ -94,7 +96,8 @@ class Fault:
     resource: str | None = None
     seconds: float = 0.0
     times: int | None = None  # requests left to hit; None = until cleared
-    count: int = 0  # items a `flood` sends
+    count: int = 0  # items a `flood` (or a page of `endless_pages`) sends, MiB a `value_bomb` sends
+    sample: bytes | None = None  # `endless_pages`: the list's first item, kept from the first answer
     released: asyncio.Event | None = field(default=None, repr=False)
 
     def hang_bound(self) -> float:

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, GetOrganizationRequest, GetOrganizationResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListFindingHistoryRequest, ListFindingHistoryResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, SearchNamespacesRequest, SearchNamespacesResponse
+from .fleet_pb2 import GetClusterRequest, GetClusterResponse, GetFleetSummaryRequest, GetFleetSummaryResponse, GetFleetTrendsRequest, GetFleetTrendsResponse, GetOrganizationRequest, GetOrganizationResponse, ListClustersRequest, ListClustersResponse, ListDriftFindingsRequest, ListDriftFindingsResponse, ListFindingHistoryRequest, ListFindingHistoryResponse, ListInfrastructureResourcesRequest, ListInfrastructureResourcesResponse, ListOrganizationsRequest, ListOrganizationsResponse, ListUsageRequest, ListUsageResponse, SearchNamespacesRequest, SearchNamespacesResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -107,6 +107,16 @@ class FleetService(Protocol):
         GetOrganization returns one organization, live or deleted, as the organization list shows it,
         with the history of its public listing (who changed it, when and why). Unknown id, or the
         system organization: NOT_FOUND.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_usage(self, request: ListUsageRequest, ctx: RequestContext[ListUsageRequest, ListUsageResponse], /) -> ListUsageResponse:
+        """
+        ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -232,6 +242,17 @@ class FleetServiceASGIApplication(ConnectASGIApplication[FleetService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.get_organization,
+                ),
+                "/fundament.fleet.v1.FleetService/ListUsage": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListUsage",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=ListUsageRequest,
+                        output=ListUsageResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_usage,
                 ),
                 "/fundament.fleet.v1.FleetService/ListFindingHistory": Endpoint.unary(
                     method=MethodInfo(
@@ -525,6 +546,35 @@ class FleetServiceClient(ConnectClient):
             timeout_ms=timeout_ms,
             use_get=use_get,
         )
+    async def list_usage(
+        self,
+        request: ListUsageRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> ListUsageResponse:
+        """
+        ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListUsage",
+                service_name="fundament.fleet.v1.FleetService",
+                input=ListUsageRequest,
+                output=ListUsageResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
     async def list_finding_history(
         self,
         request: ListFindingHistoryRequest,
@@ -625,6 +675,16 @@ class FleetServiceSync(Protocol):
         GetOrganization returns one organization, live or deleted, as the organization list shows it,
         with the history of its public listing (who changed it, when and why). Unknown id, or the
         system organization: NOT_FOUND.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_usage(self, request: ListUsageRequest, ctx: RequestContext[ListUsageRequest, ListUsageResponse], /) -> ListUsageResponse:
+        """
+        ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -748,6 +808,17 @@ class FleetServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.UNARY,
                     ),
                     function=service.get_organization,
+                ),
+                "/fundament.fleet.v1.FleetService/ListUsage": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListUsage",
+                        service_name="fundament.fleet.v1.FleetService",
+                        input=ListUsageRequest,
+                        output=ListUsageResponse,
+                        idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_usage,
                 ),
                 "/fundament.fleet.v1.FleetService/ListFindingHistory": EndpointSync.unary(
                     method=MethodInfo(
@@ -1034,6 +1105,35 @@ class FleetServiceClientSync(ConnectClientSync):
                 service_name="fundament.fleet.v1.FleetService",
                 input=GetOrganizationRequest,
                 output=GetOrganizationResponse,
+                idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+            use_get=use_get,
+        )
+    def list_usage(
+        self,
+        request: ListUsageRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+        use_get: bool = False,
+    ) -> ListUsageResponse:
+        """
+        ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListUsage",
+                service_name="fundament.fleet.v1.FleetService",
+                input=ListUsageRequest,
+                output=ListUsageResponse,
                 idempotency_level=IdempotencyLevel.NO_SIDE_EFFECTS,
                 stream_type=StreamType.UNARY,
             ),

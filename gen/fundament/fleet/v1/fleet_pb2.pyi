@@ -59,6 +59,13 @@ class ClusterOrder(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLUSTER_ORDER_NODES: _ClassVar[ClusterOrder]
     CLUSTER_ORDER_OBSERVED: _ClassVar[ClusterOrder]
     CLUSTER_ORDER_STATUS_SINCE: _ClassVar[ClusterOrder]
+
+class UsageAggregate(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    USAGE_AGGREGATE_UNSPECIFIED: _ClassVar[UsageAggregate]
+    USAGE_AGGREGATE_ORGANIZATION: _ClassVar[UsageAggregate]
+    USAGE_AGGREGATE_CLUSTER: _ClassVar[UsageAggregate]
+    USAGE_AGGREGATE_RESOURCE_TYPE: _ClassVar[UsageAggregate]
 CLUSTER_STATUS_UNSPECIFIED: ClusterStatus
 CLUSTER_STATUS_PROVISIONING: ClusterStatus
 CLUSTER_STATUS_STARTING: ClusterStatus
@@ -93,6 +100,10 @@ CLUSTER_ORDER_PODS: ClusterOrder
 CLUSTER_ORDER_NODES: ClusterOrder
 CLUSTER_ORDER_OBSERVED: ClusterOrder
 CLUSTER_ORDER_STATUS_SINCE: ClusterOrder
+USAGE_AGGREGATE_UNSPECIFIED: UsageAggregate
+USAGE_AGGREGATE_ORGANIZATION: UsageAggregate
+USAGE_AGGREGATE_CLUSTER: UsageAggregate
+USAGE_AGGREGATE_RESOURCE_TYPE: UsageAggregate
 
 class ListOrganizationsRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "query", "order", "descending")
@@ -551,7 +562,7 @@ class ListInfrastructureResourcesResponse(_message.Message):
     def __init__(self, resources: _Optional[_Iterable[_Union[InfrastructureResource, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class InfrastructureResource(_message.Message):
-    __slots__ = ("id", "cluster_id", "cluster_name", "organization_name", "resource_type", "resource_id", "name", "namespace", "billable", "created", "last_seen", "destroyed", "destroyed_reason")
+    __slots__ = ("id", "cluster_id", "cluster_name", "organization_name", "resource_type", "resource_id", "name", "namespace", "billable", "created", "last_seen", "destroyed", "destroyed_reason", "worker_pool")
     ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_NAME_FIELD_NUMBER: _ClassVar[int]
@@ -565,6 +576,7 @@ class InfrastructureResource(_message.Message):
     LAST_SEEN_FIELD_NUMBER: _ClassVar[int]
     DESTROYED_FIELD_NUMBER: _ClassVar[int]
     DESTROYED_REASON_FIELD_NUMBER: _ClassVar[int]
+    WORKER_POOL_FIELD_NUMBER: _ClassVar[int]
     id: str
     cluster_id: str
     cluster_name: str
@@ -578,7 +590,18 @@ class InfrastructureResource(_message.Message):
     last_seen: _timestamp_pb2.Timestamp
     destroyed: _timestamp_pb2.Timestamp
     destroyed_reason: str
-    def __init__(self, id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_name: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., name: _Optional[str] = ..., namespace: _Optional[str] = ..., billable: _Optional[bool] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed_reason: _Optional[str] = ...) -> None: ...
+    worker_pool: WorkerPoolSpec
+    def __init__(self, id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., organization_name: _Optional[str] = ..., resource_type: _Optional[str] = ..., resource_id: _Optional[str] = ..., name: _Optional[str] = ..., namespace: _Optional[str] = ..., billable: _Optional[bool] = ..., created: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., destroyed_reason: _Optional[str] = ..., worker_pool: _Optional[_Union[WorkerPoolSpec, _Mapping]] = ...) -> None: ...
+
+class WorkerPoolSpec(_message.Message):
+    __slots__ = ("machine_type", "minimum", "maximum")
+    MACHINE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MINIMUM_FIELD_NUMBER: _ClassVar[int]
+    MAXIMUM_FIELD_NUMBER: _ClassVar[int]
+    machine_type: str
+    minimum: int
+    maximum: int
+    def __init__(self, machine_type: _Optional[str] = ..., minimum: _Optional[int] = ..., maximum: _Optional[int] = ...) -> None: ...
 
 class SearchNamespacesRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "query")
@@ -661,6 +684,70 @@ class TrendPoint(_message.Message):
     memory_allocatable_bytes: int
     open_findings_by_kind: _containers.RepeatedCompositeFieldContainer[DriftKindCount]
     def __init__(self, at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., clusters: _Optional[int] = ..., clusters_by_status: _Optional[_Iterable[_Union[ClusterStatusCount, _Mapping]]] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., open_findings_by_kind: _Optional[_Iterable[_Union[DriftKindCount, _Mapping]]] = ...) -> None: ...
+
+class ListUsageRequest(_message.Message):
+    __slots__ = ("page_size", "page_token", "start", "end", "step_seconds", "aggregate", "organization_id", "cluster_id", "resource_type", "include_non_billable")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    STEP_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    AGGREGATE_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_NON_BILLABLE_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    start: _timestamp_pb2.Timestamp
+    end: _timestamp_pb2.Timestamp
+    step_seconds: int
+    aggregate: UsageAggregate
+    organization_id: str
+    cluster_id: str
+    resource_type: str
+    include_non_billable: bool
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., start: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., step_seconds: _Optional[int] = ..., aggregate: _Optional[_Union[UsageAggregate, str]] = ..., organization_id: _Optional[str] = ..., cluster_id: _Optional[str] = ..., resource_type: _Optional[str] = ..., include_non_billable: _Optional[bool] = ...) -> None: ...
+
+class ListUsageResponse(_message.Message):
+    __slots__ = ("groups", "next_page_token", "read")
+    GROUPS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    READ_FIELD_NUMBER: _ClassVar[int]
+    groups: _containers.RepeatedCompositeFieldContainer[UsageGroup]
+    next_page_token: str
+    read: _timestamp_pb2.Timestamp
+    def __init__(self, groups: _Optional[_Iterable[_Union[UsageGroup, _Mapping]]] = ..., next_page_token: _Optional[str] = ..., read: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class UsageGroup(_message.Message):
+    __slots__ = ("organization_id", "organization_name", "cluster_id", "cluster_name", "resource_type", "steps")
+    ORGANIZATION_ID_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_NAME_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_NAME_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    organization_id: str
+    organization_name: str
+    cluster_id: str
+    cluster_name: str
+    resource_type: str
+    steps: _containers.RepeatedCompositeFieldContainer[UsageStep]
+    def __init__(self, organization_id: _Optional[str] = ..., organization_name: _Optional[str] = ..., cluster_id: _Optional[str] = ..., cluster_name: _Optional[str] = ..., resource_type: _Optional[str] = ..., steps: _Optional[_Iterable[_Union[UsageStep, _Mapping]]] = ...) -> None: ...
+
+class UsageStep(_message.Message):
+    __slots__ = ("start", "end", "lower_resource_seconds", "upper_resource_seconds", "peak")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    LOWER_RESOURCE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    UPPER_RESOURCE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    PEAK_FIELD_NUMBER: _ClassVar[int]
+    start: _timestamp_pb2.Timestamp
+    end: _timestamp_pb2.Timestamp
+    lower_resource_seconds: float
+    upper_resource_seconds: float
+    peak: int
+    def __init__(self, start: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., end: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lower_resource_seconds: _Optional[float] = ..., upper_resource_seconds: _Optional[float] = ..., peak: _Optional[int] = ...) -> None: ...
 
 class ListFindingHistoryRequest(_message.Message):
     __slots__ = ("page_size", "page_token", "kind", "organization_id", "cluster_id", "open_only")

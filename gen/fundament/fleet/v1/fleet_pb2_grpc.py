@@ -80,6 +80,11 @@ class FleetServiceStub:
                 request_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationRequest.SerializeToString,
                 response_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationResponse.FromString,
                 _registered_method=True)
+        self.ListUsage = channel.unary_unary(
+                '/fundament.fleet.v1.FleetService/ListUsage',
+                request_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListUsageRequest.SerializeToString,
+                response_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListUsageResponse.FromString,
+                _registered_method=True)
         self.ListFindingHistory = channel.unary_unary(
                 '/fundament.fleet.v1.FleetService/ListFindingHistory',
                 request_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListFindingHistoryRequest.SerializeToString,
@@ -169,6 +174,17 @@ class FleetServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListUsage(self, request, context):
+        """ListUsage pages through what the ledger adds up to over a window: per organization, cluster or
+        resource type (`aggregate`), and always per resource type within it, the resource-seconds of each
+        step by the billing rule (a lower and an upper bound) and the peak count of rows present at once.
+        Groups are ordered by their key (see UsageAggregate); only groups with a row present in the window
+        are listed. Deleted organizations and clusters are included: the ledger outlives them.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListFindingHistory(self, request, context):
         """ListFindingHistory pages through the drift finding history grouped by finding: one entry per kind
         and subject, however often it opened and resolved again, with its latest occurrence in full and
@@ -227,6 +243,11 @@ def add_FleetServiceServicer_to_server(servicer, server):
                     servicer.GetOrganization,
                     request_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationRequest.FromString,
                     response_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationResponse.SerializeToString,
+            ),
+            'ListUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListUsage,
+                    request_deserializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListUsageRequest.FromString,
+                    response_serializer=fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListUsageResponse.SerializeToString,
             ),
             'ListFindingHistory': grpc.unary_unary_rpc_method_handler(
                     servicer.ListFindingHistory,
@@ -478,6 +499,33 @@ class FleetService:
             '/fundament.fleet.v1.FleetService/GetOrganization',
             fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationRequest.SerializeToString,
             fundament_dot_fleet_dot_v1_dot_fleet__pb2.GetOrganizationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fundament.fleet.v1.FleetService/ListUsage',
+            fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListUsageRequest.SerializeToString,
+            fundament_dot_fleet_dot_v1_dot_fleet__pb2.ListUsageResponse.FromString,
             options,
             channel_credentials,
             insecure,

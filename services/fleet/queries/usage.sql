@@ -1,0 +1,190 @@
+-- The SQL of ListUsage: the ledger added up over a window. Loaded by services/fleet/queries/usage.py;
+-- the conventions are in base.sql.
+--
+-- The billing rule (docs/staff-api.md, 'Usage'): a row is present for sure from `created` to
+-- `last_seen` (the lower bound) and at most from `created` to `destroyed`, an active row to %(now)s
+-- (the upper bound). Both intervals are clipped to the window [%(start)s, %(end)s), and a row counts
+-- in the window only when its upper interval meets it. The same predicate picks the groups of a page
+-- and the rows that are added up, so every listed group has usage and no row is missed.
+--
+-- A page is chosen first (one block per aggregate, keyset by its key), then `usage_steps` adds up the
+-- rows of exactly the groups of that page.
+
+-- name: usage_groups_by_organization
+-- Called by FleetApi.list_usage (aggregate ORGANIZATION): one page of (organization, resource type)
+-- with rows present in the window, by (organization name, organization id, type). Organizations are
+-- walked by name through their (name, id) index; each one's types come from its clusters' rows.
+SELECT o.id AS organization_id,
+       o.name AS organization_name,
+       NULL::uuid AS cluster_id,
+       NULL::text AS cluster_name,
+       t.resource_type
+FROM tenant.organizations AS o
+CROSS JOIN LATERAL (
+    SELECT DISTINCT r.resource_type
+    FROM tenant.clusters AS c
+    JOIN tenant.infrastructure_resources AS r ON r.cluster_id = c.id
+    WHERE c.organization_id = o.id
+      AND (%(cluster_id)s::uuid IS NULL OR c.id = %(cluster_id)s::uuid)
+      AND (%(resource_type)s::text IS NULL OR r.resource_type = %(resource_type)s::text)
+      AND (%(include_non_billable)s::boolean OR r.billable)
+      AND r.created < %(end)s::timestamptz
+      AND greatest(r.created, %(start)s::timestamptz)
+          < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+) AS t
+WHERE o.id <> tenant.system_organization_id()
+  AND (%(organization_id)s::uuid IS NULL OR o.id = %(organization_id)s::uuid)
+  AND (o.name, o.id) >= (%(after_organization_name)s::text, %(after_organization_id)s::uuid)
+  AND (o.name, o.id, t.resource_type)
+      > (%(after_organization_name)s::text, %(after_organization_id)s::uuid, %(after_resource_type)s::text)
+ORDER BY o.name, o.id, t.resource_type
+LIMIT %(limit)s;
+
+-- name: usage_groups_by_cluster
+-- Called by FleetApi.list_usage (aggregate CLUSTER): one page of (cluster, resource type) with rows
+-- present in the window, by (organization name, cluster name, cluster id, type), walked through the
+-- cluster listing's (organization_name, name, id) index (it holds every non-system cluster, deleted
+-- ones too).
+SELECT l.organization_id,
+       l.organization_name,
+       l.id AS cluster_id,
+       l.name AS cluster_name,
+       t.resource_type
+FROM tenant.cluster_listing AS l
+CROSS JOIN LATERAL (
+    SELECT DISTINCT r.resource_type
+    FROM tenant.infrastructure_resources AS r
+    WHERE r.cluster_id = l.id
+      AND (%(resource_type)s::text IS NULL OR r.resource_type = %(resource_type)s::text)
+      AND (%(include_non_billable)s::boolean OR r.billable)
+      AND r.created < %(end)s::timestamptz
+      AND greatest(r.created, %(start)s::timestamptz)
+          < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+) AS t
+WHERE (%(organization_id)s::uuid IS NULL OR l.organization_id = %(organization_id)s::uuid)
+  AND (%(cluster_id)s::uuid IS NULL OR l.id = %(cluster_id)s::uuid)
+  AND (l.organization_name, l.name, l.id)
+      >= (%(after_organization_name)s::text, %(after_cluster_name)s::text, %(after_cluster_id)s::uuid)
+  AND (l.organization_name, l.name, l.id, t.resource_type)
+      > (%(after_organization_name)s::text, %(after_cluster_name)s::text, %(after_cluster_id)s::uuid,
+         %(after_resource_type)s::text)
+ORDER BY l.organization_name, l.name, l.id, t.resource_type
+LIMIT %(limit)s;
+
+-- name: usage_groups_by_resource_type
+-- Called by FleetApi.list_usage (aggregate RESOURCE_TYPE): one page of the resource types with rows
+-- present in the window over the whole platform (or the filtered organization or cluster), by type.
+SELECT NULL::uuid AS organization_id,
+       NULL::text AS organization_name,
+       NULL::uuid AS cluster_id,
+       NULL::text AS cluster_name,
+       t.resource_type
+FROM (
+    SELECT DISTINCT r.resource_type
+    FROM tenant.infrastructure_resources AS r
+    JOIN tenant.clusters AS c ON c.id = r.cluster_id
+    WHERE c.organization_id <> tenant.system_organization_id()
+      AND (%(organization_id)s::uuid IS NULL OR c.organization_id = %(organization_id)s::uuid)
+      AND (%(cluster_id)s::uuid IS NULL OR r.cluster_id = %(cluster_id)s::uuid)
+      AND (%(resource_type)s::text IS NULL OR r.resource_type = %(resource_type)s::text)
+      AND (%(include_non_billable)s::boolean OR r.billable)
+      AND r.created < %(end)s::timestamptz
+      AND greatest(r.created, %(start)s::timestamptz)
+          < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+) AS t
+WHERE t.resource_type > %(after_resource_type)s::text
+ORDER BY t.resource_type
+LIMIT %(limit)s;
+
+-- name: usage_steps
+-- Called by FleetApi.list_usage: the steps of each group of one page, oldest first. The groups come
+-- as arrays by position (their `ordinal`, 1-based); the rows of one group are picked by the branch of
+-- the aggregate (the other two branches fold away: %(aggregate)s is a constant of the plan).
+--
+-- How a step is added up, exactly and in one sort: every row contributes events (its start: +1 to
+-- both counts; its last sighting: -1 to the lower count; its end: -1 to the upper count), every step
+-- start and the window's end contribute a probe (no change), per group in time order, ends before
+-- probes before starts at one instant (intervals are half-open). The running sums are the number of
+-- rows present between one event and the next, so each segment adds count x length, and no segment
+-- crosses a step's start. The peak of a step is the largest upper count at its start or just after a
+-- row started in it (the count rises nowhere else). Seconds are summed as numeric (microseconds
+-- exact); width_bucket finds each event's step among %(step_starts)s.
+WITH grp AS (
+    SELECT g.organization_id, g.cluster_id, g.resource_type, g.ordinal
+    FROM unnest(%(organization_ids)s::uuid[], %(cluster_ids)s::uuid[], %(resource_types)s::text[])
+         WITH ORDINALITY AS g(organization_id, cluster_id, resource_type, ordinal)
+),
+picked AS (
+    SELECT g.ordinal, r.created, r.last_seen, r.destroyed
+    FROM grp AS g
+    JOIN tenant.clusters AS c ON c.organization_id = g.organization_id
+    JOIN tenant.infrastructure_resources AS r ON r.cluster_id = c.id AND r.resource_type = g.resource_type
+    WHERE %(aggregate)s::text = 'organization'
+      AND (%(cluster_id)s::uuid IS NULL OR c.id = %(cluster_id)s::uuid)
+      AND (%(include_non_billable)s::boolean OR r.billable)
+      AND r.created < %(end)s::timestamptz
+      AND greatest(r.created, %(start)s::timestamptz)
+          < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+    UNION ALL
+    SELECT g.ordinal, r.created, r.last_seen, r.destroyed
+    FROM grp AS g
+    JOIN tenant.infrastructure_resources AS r ON r.cluster_id = g.cluster_id AND r.resource_type = g.resource_type
+    WHERE %(aggregate)s::text = 'cluster'
+      AND (%(include_non_billable)s::boolean OR r.billable)
+      AND r.created < %(end)s::timestamptz
+      AND greatest(r.created, %(start)s::timestamptz)
+          < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+    UNION ALL
+    SELECT g.ordinal, r.created, r.last_seen, r.destroyed
+    FROM grp AS g
+    JOIN tenant.infrastructure_resources AS r ON r.resource_type = g.resource_type
+    JOIN tenant.clusters AS c ON c.id = r.cluster_id
+    WHERE %(aggregate)s::text = 'resource_type'
+      AND c.organization_id <> tenant.system_organization_id()
+      AND (%(organization_id)s::uuid IS NULL OR c.organization_id = %(organization_id)s::uuid)
+      AND (%(cluster_id)s::uuid IS NULL OR r.cluster_id = %(cluster_id)s::uuid)
+      AND (%(include_non_billable)s::boolean OR r.billable)
+      AND r.created < %(end)s::timestamptz
+      AND greatest(r.created, %(start)s::timestamptz)
+          < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+),
+clipped AS (
+    SELECT p.ordinal, p.s, p.u, least(greatest(p.last_seen, p.s), p.u) AS l
+    FROM (
+        SELECT picked.ordinal,
+               picked.last_seen,
+               greatest(picked.created, %(start)s::timestamptz) AS s,
+               least(coalesce(picked.destroyed, %(now)s::timestamptz), %(end)s::timestamptz) AS u
+        FROM picked
+    ) AS p
+),
+events AS (
+    SELECT ordinal, s AS at, 2 AS rank, 1 AS du, CASE WHEN l > s THEN 1 ELSE 0 END AS dl FROM clipped
+    UNION ALL
+    SELECT ordinal, l, 0, 0, -1 FROM clipped WHERE l > s
+    UNION ALL
+    SELECT ordinal, u, 0, -1, 0 FROM clipped
+    UNION ALL
+    SELECT grp.ordinal, probe.at, 1, 0, 0
+    FROM grp
+    CROSS JOIN unnest(%(step_starts)s::timestamptz[] || %(end)s::timestamptz) AS probe(at)
+),
+running AS (
+    SELECT e.ordinal,
+           e.at,
+           e.rank,
+           sum(e.du) OVER w AS upper_count,
+           sum(e.dl) OVER w AS lower_count,
+           lead(e.at) OVER w AS next_at
+    FROM events AS e
+    WINDOW w AS (PARTITION BY e.ordinal ORDER BY e.at, e.rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+)
+SELECT r.ordinal::integer AS ordinal,
+       width_bucket(r.at, %(step_starts)s::timestamptz[]) AS step,
+       coalesce(sum(r.lower_count * extract(epoch FROM r.next_at - r.at)), 0)::numeric AS lower_seconds,
+       coalesce(sum(r.upper_count * extract(epoch FROM r.next_at - r.at)), 0)::numeric AS upper_seconds,
+       coalesce(max(r.upper_count) FILTER (WHERE r.rank > 0), 0)::bigint AS peak
+FROM running AS r
+WHERE r.at < %(end)s::timestamptz
+GROUP BY r.ordinal, width_bucket(r.at, %(step_starts)s::timestamptz[])
+ORDER BY r.ordinal, step;
