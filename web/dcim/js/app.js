@@ -144,7 +144,7 @@ function showAccount() {
         route();
       },
     },
-    "Forget token",
+    "Sign out",
   );
   const expires = storedTokenExpiry();
   const who = about && about.who ? about.who : "a DCIM token";

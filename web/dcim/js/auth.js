@@ -9,7 +9,7 @@
 // removed when it is read. Why not the `dcim_auth` cookie: that cookie belongs to the API's host and
 // only DCIM's sign-in can set it; this page runs on an origin of its own and cannot set a cookie the
 // browser would send to the API. The page still calls with credentials included, so where DCIM has
-// set that cookie it works as well. "Forget token" removes the entry, which signs out every tab (the
+// set that cookie it works as well. "Sign out" removes the token, which signs out every tab (the
 // others hear it through the `storage` event).
 
 import { h } from "/common/dom.js";

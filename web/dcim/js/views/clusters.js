@@ -139,10 +139,20 @@ function snapshotCell(c) {
 function filtersForm(params, search) {
   const selected = new Set(params.getAll("status"));
   const current = paramsObject(params);
+  // On a phone the filters are folded (the list comes first), unless one is set.
+  const set = selected.size + ["attention", "stale", "deleted", "region", "org"].filter((k) => params.get(k)).length;
+  const phone = window.matchMedia("(max-width: 40rem)").matches;
   const form = h(
     "form",
     { id: "cluster-filters", class: "filters", "aria-label": "Filter clusters" },
     search,
+    h(
+      "details",
+      { class: "more-filters", open: !phone || set > 0 },
+      h("summary", {}, set ? `Filters (${set} set)` : "Filters"),
+      h(
+        "div",
+        { class: "filter-fields" },
     h(
       "fieldset",
       { class: "statuses" },
@@ -196,6 +206,8 @@ function filtersForm(params, search) {
       h("input", { type: "hidden", name: "orgName", value: params.get("orgName") ?? "" }),
     ),
     h("p", {}, h("button", { type: "submit" }, "Apply"), " ", h("a", { href: "#/clusters" }, "Clear filters")),
+      ),
+    ),
   );
   const apply = (event) => {
     event.preventDefault();

@@ -101,8 +101,7 @@ export function historyColumns({ onCluster = false, showOrganization = true } = 
     onCluster || !showOrganization
       ? null
       : { label: "Organization", cell: (g) => g.latest?.organizationName || h("span", { class: "muted" }, "unknown") },
-    { label: "First detected", cell: (g) => timeElement(g.firstDetected) },
-    { label: "Last detected", cell: (g) => timeElement(g.lastDetected) },
+    { label: "Detected", cell: seenCell },
     {
       label: "Opened",
       numeric: true,
