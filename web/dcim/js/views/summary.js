@@ -59,12 +59,13 @@ function freshness(loops) {
       ),
     );
   const columns = [
-    { label: "Loop", cell: (row) => row.label },
+    { label: "Loop", priority: true, cell: (row) => row.label },
     { label: "Last completed pass", cell: (row) => timeElement(row.loop?.lastCompleted) },
     { label: "Interval", cell: (row) => (row.loop ? formatDuration(row.loop.intervalSeconds) : "—"), numeric: true },
     { label: "Age", cell: (row) => (row.loop ? formatDuration(row.loop.ageSeconds) : "—"), numeric: true },
     {
       label: "State",
+      priority: true,
       cell: (row) =>
         badge(row.health.text, row.health.state === "ok" ? "ok" : "bad", { dataset: { loopState: row.health.state } }),
     },
