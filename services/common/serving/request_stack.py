@@ -7,8 +7,9 @@ import logging
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from connectrpc.code import Code
@@ -88,17 +89,10 @@ class RequestStack:
         from opentelemetry.propagate import extract  # noqa: PLC0415
 
         method = ctx.method
-        headers = ctx.request_headers
-        carrier = {name: value for name in _PROPAGATED if (value := headers.get(name)) is not None}
+        name, attributes = _span_start(method.service_name, method.name, protocol == "grpc")
+        # The configured propagators read only their own fields from the case-insensitive headers.
         span = tracer.start_span(
-            f"{method.service_name}/{method.name}",
-            context=extract(carrier),
-            kind=trace.SpanKind.SERVER,
-            attributes={
-                "rpc.system": "grpc" if protocol == "grpc" else "connect_rpc",
-                "rpc.service": method.service_name,
-                "rpc.method": method.name,
-            },
+            name, context=extract(ctx.request_headers), kind=trace.SpanKind.SERVER, attributes=attributes
         )
         token = context.attach(trace.set_span_in_context(span))
         try:
@@ -176,8 +170,13 @@ class RequestStack:
         )
 
 
-# The headers a caller's trace context may come in (W3C Trace Context and Baggage, B3 if configured).
-_PROPAGATED = ("traceparent", "tracestate", "baggage", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-sampled")
+@functools.cache
+def _span_start(service: str, method: str, grpc: bool) -> tuple[str, Mapping[str, str]]:
+    """A SERVER span's name and first attributes, built once per method and protocol (bounded)."""
+    system = "grpc" if grpc else "connect_rpc"
+    return f"{service}/{method}", MappingProxyType({"rpc.system": system, "rpc.service": service, "rpc.method": method})
+
+
 # Codes that say the server failed (OpenTelemetry's RPC conventions): only these mark a SERVER span an error.
 _SERVER_FAULTS = frozenset(
     c.value for c in (Code.UNKNOWN, Code.INTERNAL, Code.UNAVAILABLE, Code.DATA_LOSS, Code.UNIMPLEMENTED,
