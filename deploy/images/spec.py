@@ -61,6 +61,8 @@ IMAGES: tuple[Image, ...] = (
             "db",
             "fleet_description",
             "fleetctl",
+            # `fleet usage` exports through the staff API's contract.
+            "gen/fundament/fleet",
         ),
         # `fleet demo` needs the simulator and the embedded server: not in this image.
         excluded=("fleetctl/demo",),

@@ -223,6 +223,15 @@ def test_the_tools_image_holds_no_server_or_simulator_and_runs_fleet_db(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "version" in done.stdout + done.stderr
+    usage = subprocess.run(
+        in_image(root, config, "usage", "--help"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS,
+        check=False,
+    )
+    assert usage.returncode == 0, usage.stderr[-3000:]
     demo = subprocess.run(
         in_image(root, config, "demo"), env=env, capture_output=True, text=True, timeout=WAIT_SECONDS, check=False
     )
