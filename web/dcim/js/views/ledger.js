@@ -8,7 +8,7 @@ import { formatCount, timeElement } from "/common/format.js";
 import { fleet, pager } from "../api.js";
 import { RESOURCE_TYPES, badge } from "../labels.js";
 import { pagedTable } from "../paged.js";
-import { chip, clusterLink, href, paramsObject } from "./links.js";
+import { chip, clusterLink, clusterNameFor, href, paramsObject } from "./links.js";
 import { namespaceName } from "./names.js";
 
 // Clusters whose namespace names are looked up at once (GetCluster each), for one page of rows.
@@ -43,9 +43,10 @@ function seenCell(r) {
 const columns = [
   {
     label: "Cluster",
+    priority: true,
     cell: (r) => [clusterLink(r.clusterId, r.clusterName), h("span", { class: "secondary muted" }, r.organizationName ?? "")],
   },
-  { label: "Type", cell: (r) => h("code", { class: "resource-type" }, r.resourceType ?? "") },
+  { label: "Type", priority: true, cell: (r) => h("code", { class: "resource-type" }, r.resourceType ?? "") },
   {
     label: "Namespace",
     cell: (r) =>
@@ -70,7 +71,7 @@ const columns = [
   { label: "Seen", cell: seenCell },
 ];
 
-function filters(params) {
+function filters(params, clusterName) {
   const current = paramsObject(params);
   const type = h(
     "select",
@@ -120,7 +121,7 @@ function filters(params) {
     " ",
     params.get("cluster")
       ? chip(
-          `Cluster: ${params.get("clusterName") || params.get("cluster")}`,
+          `Cluster: ${clusterName}`,
           href("/ledger", { ...current, cluster: "", clusterName: "" }),
         )
       : null,
@@ -181,17 +182,17 @@ function totalsTable(rows, more, withDestroyed) {
   const types = [...byType.values()].sort((a, b) => a.type.localeCompare(b.type));
   const sum = (key) => types.reduce((total, t) => total + t[key], 0);
   const cells = (t) => [
-    h("td", { class: "num" }, formatCount(t.active)),
-    h("td", { class: "num" }, formatCount(t.billable)),
-    h("td", { class: "num" }, formatCount(t.active - t.billable)),
-    withDestroyed ? h("td", { class: "num" }, formatCount(t.destroyed)) : null,
+    h("td", { class: "num", dataset: { label: "Active" } }, formatCount(t.active)),
+    h("td", { class: "num", dataset: { label: "Billable" } }, formatCount(t.billable)),
+    h("td", { class: "num", dataset: { label: "Not billable" } }, formatCount(t.active - t.billable)),
+    withDestroyed ? h("td", { class: "num", dataset: { label: "Destroyed" } }, formatCount(t.destroyed)) : null,
   ];
   const caption = more
     ? `Totals of the ${formatCount(rows.length)} rows shown (more follow: “Show all” totals the whole list)`
     : "Totals";
   return h(
     "table",
-    { id: "ledger-totals", dataset: { complete: more ? "no" : "yes" } },
+    { id: "ledger-totals", class: "stack", dataset: { complete: more ? "no" : "yes" } },
     h("caption", {}, caption),
     h(
       "thead",
@@ -235,7 +236,8 @@ export async function ledgerView(params) {
     request.billable = params.get("billable") === "yes";
   }
   const totals = h("div", { class: "table-wrap totals", id: "ledger-totals-slot" });
-  const list = await pagedTable({
+  const [list, clusterName] = await Promise.all([
+    pagedTable({
     id: "resources",
     caption: "Ledger",
     noun: "resources",
@@ -249,7 +251,9 @@ export async function ledgerView(params) {
     }),
     startToken: params.get("page") ?? "",
     pageHref: (token) => href("/ledger", { ...paramsObject(params), page: token }),
-  });
+  }),
+    clusterNameFor(params.get("cluster"), params.get("clusterName"), fleet),
+  ]);
   return [
     h("h1", {}, "Ledger"),
     h(
@@ -257,7 +261,7 @@ export async function ledgerView(params) {
       { class: "lead" },
       "Infrastructure the inventory saw in each cluster, whoever created it: one row per lifetime of a resource.",
     ),
-    filters(params),
+    filters(params, clusterName),
     totals,
     list,
   ];
