@@ -78,15 +78,6 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
         after=(NOW, SOME_ID),
         limit=3,
     ),
-    "list_finding_history": lambda conn: findings.list_finding_history(
-        conn,
-        filters=findings.HistoryFilters(
-            kind="missing_shoot", organization_id=SOME_ID, cluster_id=SOME_ID, open_only=True
-        ),
-        after=(NOW, NOW, "missing_shoot", "x"),
-        now=NOW,
-        limit=3,
-    ),
     "list_infrastructure_resources": lambda conn: ledger.list_infrastructure_resources(
         conn,
         filters=ledger.ResourceFilters(
