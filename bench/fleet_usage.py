@@ -42,6 +42,7 @@ from psycopg import sql
 
 from bench.common import kept_postgres
 from bench.fleet_api import _settings, measured, prepare_world, staff_caller
+from bench.overview_function import SCALE
 from bench.runs import Benchmark, Options, Reading, Result, Run, largest
 from bench.table import Row, Target
 from common.database import load_queries
@@ -68,12 +69,13 @@ def _marker(seed: int, churn: int) -> str:
     return f"fleet_usage seed={seed} churn={churn} schema={schema_digest()[:16]} ledger={ledger}"
 
 
-def prepare_ledger(dsn: str, seed: int, churn: int, *, rebuild: bool) -> str:
+def prepare_ledger(dsn: str, seed: int, churn: int, *, rebuild: bool, organizations: int = SCALE.organizations) -> str:
     """The DSN of a copy of the admin world with the churned ledger, built only when needed."""
-    world = prepare_world(dsn, seed, rebuild=rebuild)
+    world = prepare_world(dsn, seed, rebuild=rebuild, organizations=organizations)
     world_name = psycopg.conninfo.conninfo_to_dict(world)["dbname"]
-    name = f"fleet_bench_usage_s{seed}_c{churn}"
-    marker = _marker(seed, churn)
+    suffix = "" if organizations == SCALE.organizations else f"_o{organizations}"
+    name = f"fleet_bench_usage_s{seed}_c{churn}{suffix}"
+    marker = _marker(seed, churn) + suffix
     target = psycopg.conninfo.make_conninfo(dsn, dbname=name)
     with psycopg.connect(dsn, autocommit=True) as admin:
         row = admin.execute(
@@ -246,13 +248,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="fleet seed (default 0)")
     parser.add_argument("--churn", type=int, default=DEFAULT_CHURN, help="autoscaled nodes per cluster per day")
     parser.add_argument("--rebuild", action="store_true", help="build the world and the ledger anew")
+    parser.add_argument(
+        "--organizations", type=int, default=SCALE.organizations, help="fleet size (default 10000: 50,000 clusters)"
+    )
     parser.add_argument("--build-only", action="store_true", help="build (or reuse) the ledger, measure nothing")
     parser.add_argument("--json", type=Path, help="also write the figures (medians in ms, ratios) to this file")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or not 0 <= args.churn <= 24:
-        parser.error("--rounds >= 1 and --churn in 0..24")
+    if args.rounds < 1 or not 0 <= args.churn <= 24 or not 100 <= args.organizations <= SCALE.organizations:
+        parser.error(f"--rounds >= 1, --churn in 0..24 and --organizations in 100..{SCALE.organizations}")
     with kept_postgres(args.dsn, data_dir_name="bench-admin-pg") as dsn:
-        target = prepare_ledger(dsn, args.seed, args.churn, rebuild=args.rebuild)
+        target = prepare_ledger(dsn, args.seed, args.churn, rebuild=args.rebuild, organizations=args.organizations)
         if args.build_only:
             return 0
         figures = asyncio.run(run(target, args.rounds))
