@@ -6,12 +6,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: tools install demo test test-fast test-slow check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean schema
+.PHONY: lock check-lock images image-tools tools install demo test test-fast test-slow check lint typecheck imports proto-lint proto-breaking check-gen generate proto-baseline pytest bench soak clean schema
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,demo]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -31,7 +31,7 @@ test-fast: install
 test-slow: install tools
 	scripts/test -m slow
 
-check: lint typecheck imports proto-lint proto-breaking check-gen
+check: lint typecheck imports proto-lint proto-breaking check-gen check-lock
 
 lint: install
 	$(BIN)/ruff check .
@@ -63,6 +63,21 @@ generate: install
 schema: install
 	$(BIN)/python -m db.schema_dump
 
+## lock: resolve the images' locks again: deploy/images.lock (every wheel, with hashes, by uv) and
+## deploy/images/debian.lock (the Debian packages, by apt's index); commit both
+lock: install
+	. scripts/lock-flags && $(BIN)/uv pip compile --quiet "$${LOCK_FLAGS[@]}" -o deploy/images.lock pyproject.toml
+	$(BIN)/python -m deploy.images --lock
+
+## check-lock: fail when deploy/images.lock is not what pyproject.toml resolves to (needs the package index)
+check-lock: install
+	scripts/check-lock
+
+## images: every deployable's OCI image under build/images, from Debian's packages and the locked wheels
+## (no container registry; docs/development.md); two builds of one commit give the same digests
+images: install image-tools
+	scripts/build-images --sizes docs/operations.md
+
 ## check-gen: fail when gen/ is not exactly what the protos produce
 check-gen: install
 	scripts/check-gen
@@ -70,9 +85,12 @@ check-gen: install
 pytest: install tools
 	scripts/test
 
+image-tools:
+	scripts/install-image-tools
+
 ## tools: test tools that come from outside PyPI (helm for the chart tests, Chromium for the page tests,
-## Prometheus for the monitoring tests); best effort
-tools:
+## Prometheus for the monitoring tests, apt's index and faketime for the image tests); best effort
+tools: image-tools
 	scripts/fetch-helm
 	scripts/install-browser
 	scripts/install-prometheus
@@ -86,4 +104,4 @@ soak: install
 	$(BIN)/python -m soak
 
 clean:
-	rm -rf $(VENV) .fleet .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .fleet .mypy_cache .ruff_cache .pytest_cache build

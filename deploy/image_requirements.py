@@ -1,11 +1,12 @@
-"""The third-party distributions each image target of deploy/Dockerfile installs, pinned as pyproject.toml
-pins them (one list of versions for the project and its images).
+"""The requirements each image target installs: its dependency group of pyproject.toml (names only), or for
+the operator's tools image the project's dependencies without extras. Versions and hashes come from
+deploy/images.lock alone: the build downloads exactly the locked wheels, checked against their hashes,
+and installs these names from them with no index.
 
     python image_requirements.py public-api > public-api.txt
 
-The public API's list holds nothing that reads more than its one SQL function needs: no Kubernetes client,
-no JWT library, no embedded PostgreSQL. tests/deploy/test_images.py starts each target from exactly its files and
-these distributions.
+Self-contained (deploy/Dockerfile's build stage runs it with nothing but pyproject.toml beside it);
+deploy/images (the registry-free build) reads the same lists through `requirements()`.
 """
 
 from __future__ import annotations
@@ -14,55 +15,37 @@ import re
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
-SERVING = (
-    "grpcio",
-    "grpcio-reflection",
-    "grpcio-health-checking",
-    "protobuf",
-    "connectrpc",
-    "uvicorn",
-    "starlette",
-    "psycopg",
-    "psycopg-pool",
-    "orjson",
-    "prometheus-client",
-    "typing-extensions",
-)
-TARGETS: dict[str, tuple[str, ...]] = {
-    "public-api": SERVING,
-    "admin-api": (*SERVING, "pyjwt", "cryptography"),
-    "worker": (
-        "kubernetes",
-        "aiohttp",
-        "uvloop",
-        "pyyaml",
-        "psycopg",
-        "psycopg-pool",
-        "orjson",
-        "prometheus-client",
-        "uvicorn",
-        "starlette",
-        "typing-extensions",
-    ),
-}
+TARGETS = ("public-api", "admin-api", "worker", "operator")
 
 
 def distribution_name(requirement: str) -> str:
     match = re.match(r"[A-Za-z0-9._-]+", requirement)
     assert match, requirement
-    return match.group(0).lower().replace("_", "-")
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower()
+
+
+def group(target: str) -> str | None:
+    """The dependency group naming the target's distributions; None for the operator's whole dependencies."""
+    return None if target == "operator" else f"image-{target}"
 
 
 def requirements(target: str, pyproject: Path) -> list[str]:
-    """The pinned requirements of `target`, in pyproject's order."""
-    declared: list[str] = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
-    wanted = set(TARGETS[target])
-    chosen = [r for r in declared if distribution_name(r) in wanted]
-    missing = wanted - {distribution_name(r) for r in chosen}
-    if missing:
-        raise SystemExit(f"image_requirements: {sorted(missing)} are not dependencies in {pyproject}")
-    return chosen
+    """The target's requirements, in pyproject's order."""
+    project: dict[str, Any] = tomllib.loads(pyproject.read_text())
+    name = group(target)
+    if name is None:
+        return list(project["project"]["dependencies"])
+    groups: dict[str, list[Any]] = project["dependency-groups"]
+
+    def expand(current: str) -> list[str]:
+        found: list[str] = []
+        for item in groups[current]:
+            found += expand(item["include-group"]) if isinstance(item, dict) else [item]
+        return found
+
+    return expand(name)
 
 
 if __name__ == "__main__":

@@ -47,7 +47,13 @@ COMMANDS: tuple[Command, ...] = (
 def register(command: Command, subcommands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Import the command's module and let it add its subcommand."""
     add: Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]
-    add = importlib.import_module(command.module).register
+    try:
+        add = importlib.import_module(command.module).register
+    except ModuleNotFoundError as e:
+        # The operator's tools image leaves out the demo and the simulator (docs/operations.md).
+        if e.name is None or not (command.module.startswith(e.name) or e.name.partition(".")[0] == "sim"):
+            raise
+        raise SystemExit(f"fleet {command.name} is not part of this installation (no {e.name})") from None
     add(subcommands)
 
 

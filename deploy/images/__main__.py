@@ -1,0 +1,5 @@
+import sys
+
+from deploy.images.build import main
+
+sys.exit(main())
