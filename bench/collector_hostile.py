@@ -5,7 +5,8 @@
 fleet-sim serves the `test` fleet from a process of its own and PostgreSQL (a throwaway embedded
 server unless `--dsn` names one) holds it. For each bomb of fleet-sim's hostile mode (an endless node
 item, an endless gzip body, an endless cert-manager certificates list, an endless garden
-adminkubeconfig answer, 30,000 ingresses) one shoot answers it, the rest of the fleet is healthy,
+adminkubeconfig answer, 30,000 ingresses, 15 MiB of `[],[],…` that parse into far more than their
+bytes) one shoot answers it, the rest of the fleet is healthy,
 and one `cluster-worker` process (GARDENER_MODE=real, default bounds and INVENTORY_TIMEOUT_SECONDS) runs one
 round. Measured side by side with a round without a bomb: the worker's peak RSS (VmHWM) after the
 round and the worst `/livez` latency while it ran (polled every 5 ms). Targets: peak RSS < 300 MB,
@@ -63,6 +64,7 @@ BOMBS = (
     Bomb("endless certificates list", "endless_list", "certificates"),
     Bomb("endless adminkubeconfig answer", "endless_answer", "adminkubeconfig"),
     Bomb("30,000 ingresses", "flood", "ingresses", 30_000),
+    Bomb("15 MiB of [],[],... as nodes", "value_bomb", "nodes", 15),
 )
 
 

@@ -50,6 +50,7 @@ from collector.inventory.sources import SOURCES
 from collector.inventory.split import Split
 from collector.kube.credential_cache import CredentialCache, renew_margin
 from collector.kube.limits import DEFAULT_LIMITS
+from collector.prometheus.address import AddressPolicy
 from collector.prometheus.http import tls_context
 from collector.prometheus.resolve import MonitoringResolver
 from collector.settings import InventorySettings
@@ -154,7 +155,8 @@ async def measure(
         settings = InventorySettings(interval_seconds=900, workers=workers, timeout_seconds=timeout)
         credentials = CredentialCache(gardener, kind="admin", lifetime_seconds=3600, renew_before=renew_margin(timeout))
         viewers = CredentialCache(gardener, kind="viewer", lifetime_seconds=3600, renew_before=renew_margin(timeout))
-        resolver = MonitoringResolver(gardener, ttl_seconds=3600)
+        # fleet-sim's Prometheus is on loopback: opted in as PROMETHEUS_ALLOW_LOOPBACK does.
+        resolver = MonitoringResolver(gardener, ttl_seconds=3600, policy=AddressPolicy(allow_loopback=True))
         split = Split()  # the worker's default: the nodes from the Prometheus, the rest with viewerkubeconfig
         readers: dict[str, ClusterReader] = {
             # Both with the worker's own bounds (its defaults).

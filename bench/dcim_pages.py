@@ -1,7 +1,7 @@
 """Benchmark: time to content of DCIM's summary and cluster list pages in headless Chromium.
 
     .venv/bin/python -m bench.dcim_pages [--dsn SUPERUSER_DSN] [--rounds 5] [--organizations 10000]
-                                         [--json FILE]
+                                         [--baseline-web DIR] [--json FILE]
 
 On the same world as bench.fleet_api (built or reused by its prepare_world: at the default size the
 scale fleet, 50,000 clusters), with the history bench.fleet_search records (reused when it is recent),
@@ -12,12 +12,18 @@ mark `dcim-ready` the router sets), counted from the start of the navigation: lo
 its modules, the API calls (the summary with its trends; the cluster list's first page of 100) and
 drawing. The summary is read fresh on every call (SUMMARY_CACHE_SECONDS=0), the worst a person sees.
 Printed as medians with the spread; there is no target (a figure for context, never asserted in tests).
+
+`--baseline-web DIR` serves a second copy of the pages (a `web/` directory, e.g. another commit's,
+`git archive COMMIT web | tar -x -C DIR`) on an origin of its own against the same API, and loads
+both side by side in every round, alternating which goes first; it prints each page's ratio of this
+tree's time to the baseline's (above 1: slower than the baseline).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import secrets
 import statistics
@@ -69,7 +75,7 @@ async def time_to_content(page: Page, url: str, view: str) -> float:
     return float(found)
 
 
-async def run(target: str, rounds: int) -> dict[str, float]:
+async def run(target: str, rounds: int, baseline: Path | None = None) -> dict[str, float]:
     binary = find_chromium()
     if binary is None:
         _say("dcim_pages: no Chromium (scripts/install-browser installs Debian's): nothing measured")
@@ -79,29 +85,43 @@ async def run(target: str, rounds: int) -> dict[str, float]:
         _say(f"fleet history recorded for the trends: {per_day / 2**20:.1f} MiB per day")
     secret = secrets.token_urlsafe(48)
     rules = DcimTokenRules(secret.encode())
-    page_socket = bind_socket()
-    settings = _settings(target, secret, DCIM_ORIGINS=socket_url(page_socket), SUMMARY_CACHE_SECONDS="0")
-    times: dict[str, list[float]] = {name: [] for name in PAGES}
-    async with running_fleet_api(settings, rules=rules) as served:
+    page_socket, baseline_socket = bind_socket(), bind_socket()
+    origins = ",".join(socket_url(s) for s in (page_socket, baseline_socket))
+    settings = _settings(target, secret, DCIM_ORIGINS=origins, SUMMARY_CACHE_SECONDS="0")
+    trees = ["this"] + (["baseline"] if baseline else [])
+    times: dict[tuple[str, str], list[float]] = {(tree, name): [] for tree in trees for name in PAGES}
+    async with contextlib.AsyncExitStack() as stack:
+        served = await stack.enter_async_context(running_fleet_api(settings, rules=rules))
         api = f"http://127.0.0.1:{served.server.http_port}"
-        async with serve_pages(dcim_app(api), sock=page_socket) as pages, launch_chromium(binary) as browser:
-            for index in range(rounds + 1):  # the first round warms the database and the browser, unmeasured
-                for name, route in PAGES.items():
+        urls = {"this": await stack.enter_async_context(serve_pages(dcim_app(api), sock=page_socket))}
+        if baseline:
+            app = dcim_app(api, web_root=baseline)
+            urls["baseline"] = await stack.enter_async_context(serve_pages(app, sock=baseline_socket))
+        browser = await stack.enter_async_context(launch_chromium(binary))
+        for index in range(rounds + 1):  # the first round warms the database and the browser, unmeasured
+            for name, route in PAGES.items():
+                # Alternate which tree goes first, so neither always meets a warmer database.
+                for tree in trees if index % 2 else reversed(trees):
                     token = mint_token(rules, subject=uuid.uuid4(), ttl=timedelta(hours=1), now=datetime.now(UTC))
                     async with browser.new_page() as page:
-                        took = await time_to_content(page, f"{pages}/platform#token={token}&next={route}", name)
+                        took = await time_to_content(page, f"{urls[tree]}/platform#token={token}&next={route}", name)
                         if page.errors():
-                            raise RuntimeError(f"the {name} page reported errors: {page.errors()}")
+                            raise RuntimeError(f"the {name} page ({tree}) reported errors: {page.errors()}")
                     if index:
-                        times[name].append(took)
+                        times[(tree, name)].append(took)
     figures: dict[str, float] = {}
-    for name, values in times.items():
+    for (tree, name), values in times.items():
         median = statistics.median(values)
-        figures[f"{name} ms"] = median
+        figures[f"{name} ms" if tree == "this" else f"{name} baseline ms"] = median
         _say(
-            f"time to content, {name} page: median {median:.0f} ms"
+            f"time to content, {name} page ({tree}): median {median:.0f} ms"
             f" (min {min(values):.0f}, max {max(values):.0f}, {len(values)} loads)"
         )
+    if baseline:
+        for name in PAGES:
+            ratio = figures[f"{name} ms"] / figures[f"{name} baseline ms"]
+            figures[f"{name} ratio"] = ratio
+            _say(f"{name} page: {ratio:.2f}x the baseline's time to content")
     return figures
 
 
@@ -133,13 +153,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="measured loads per page (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="fleet seed (default 0)")
     parser.add_argument("--organizations", type=int, default=SCALE.organizations, help="fleet size (default 10000)")
+    parser.add_argument("--baseline-web", type=Path, help="a second web/ directory to measure side by side")
     parser.add_argument("--json", type=Path, help="also write the figures (medians in ms) to this file")
     args = parser.parse_args(argv)
     if args.rounds < 1 or not 100 <= args.organizations <= SCALE.organizations:
         parser.error(f"--rounds >= 1 and --organizations in 100..{SCALE.organizations}")
     with kept_postgres(args.dsn, data_dir_name="bench-admin-pg") as dsn:
         target = prepare_world(dsn, args.seed, rebuild=False, organizations=args.organizations)
-        figures: dict[str, Any] = asyncio.run(run(target, args.rounds))
+        figures: dict[str, Any] = asyncio.run(run(target, args.rounds, args.baseline_web))
     figures["organizations"] = args.organizations
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1))

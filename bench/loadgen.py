@@ -30,14 +30,15 @@ class Tally:
     errors: int = 0
 
 
-def http_request(kind: str, path: str, body: bytes) -> bytes:
+def http_request(kind: str, path: str, body: bytes, headers: tuple[tuple[str, str], ...] = ()) -> bytes:
     """The bytes of one keep-alive request: GET with the message in the query, or POST with a body."""
+    extra = "".join(f"{name}: {value}\r\n" for name, value in headers)
     if kind == "connect-get":
         query = f"connect=v1&encoding=json&message={quote(body.decode() or '{}')}"
-        return f"GET {path}?{query} HTTP/1.1\r\nHost: {HOST}\r\n\r\n".encode()
+        return f"GET {path}?{query} HTTP/1.1\r\nHost: {HOST}\r\n{extra}\r\n".encode()
     head = (
         f"POST {path} HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/proto\r\n"
-        f"Connect-Protocol-Version: 1\r\nContent-Length: {len(body)}\r\n\r\n"
+        f"Connect-Protocol-Version: 1\r\n{extra}Content-Length: {len(body)}\r\n\r\n"
     )
     return head.encode() + body
 
@@ -77,17 +78,24 @@ async def http_loop(port: int, request: bytes, deadline: float, tally: Tally) ->
         writer.close()
 
 
-async def grpc_loop(call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes], deadline: float, tally: Tally) -> None:
+async def grpc_loop(
+    call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes],
+    deadline: float,
+    tally: Tally,
+    metadata: tuple[tuple[str, str], ...] = (),
+) -> None:
     loop = asyncio.get_running_loop()
     while loop.time() < deadline:
         try:
-            await call(b"", timeout=30)
+            await call(b"", timeout=30, metadata=metadata or None)
             tally.ok += 1
         except grpc.aio.AioRpcError:
             tally.errors += 1
 
 
-async def generate(kind: str, port: int, path: str, seconds: float, concurrency: int) -> dict[str, float]:
+async def generate(
+    kind: str, port: int, path: str, seconds: float, concurrency: int, headers: tuple[tuple[str, str], ...] = ()
+) -> dict[str, float]:
     loop = asyncio.get_running_loop()
     tally = Tally()
     started = time.perf_counter()
@@ -95,9 +103,9 @@ async def generate(kind: str, port: int, path: str, seconds: float, concurrency:
     if kind == "grpc":
         async with grpc.aio.insecure_channel(f"{HOST}:{port}") as channel:
             call: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(path)
-            await asyncio.gather(*(grpc_loop(call, deadline, tally) for _ in range(concurrency)))
+            await asyncio.gather(*(grpc_loop(call, deadline, tally, headers) for _ in range(concurrency)))
     else:
-        request = http_request(kind, path, b"")
+        request = http_request(kind, path, b"", headers)
         await asyncio.gather(*(http_loop(port, request, deadline, tally) for _ in range(concurrency)))
     return {"ok": tally.ok, "errors": tally.errors, "seconds": time.perf_counter() - started}
 
@@ -109,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--path", required=True, help="/package.Service/Method")
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--header", action="append", default=[], help="NAME:VALUE sent with every call (repeatable)")
     args = parser.parse_args(argv)
     if not 0 < args.seconds <= 600 or not 0 < args.concurrency <= 1000:
         parser.error("--seconds must be in (0, 600] and --concurrency in (0, 1000]")
-    result = asyncio.run(generate(args.kind, args.port, args.path, args.seconds, args.concurrency))
+    headers = tuple((name.strip().lower(), value.strip()) for name, _, value in (h.partition(":") for h in args.header))
+    result = asyncio.run(generate(args.kind, args.port, args.path, args.seconds, args.concurrency, headers))
     print(json.dumps(result))
     return 0
 

@@ -68,6 +68,13 @@ class Figure:
 @contextmanager
 def seeded_database(organizations: int) -> Iterator[str]:
     """A throwaway migrated PostgreSQL with `organizations` listed organizations; yields the public role's DSN."""
+    with seeded_server(organizations) as server:
+        yield server.dsn_for("fleet", "fun_platform_public_api")
+
+
+@contextmanager
+def seeded_server(organizations: int) -> Iterator[EmbeddedPostgres]:
+    """The throwaway server of `seeded_database`, for DSNs of any role of database `fleet`."""
     server = EmbeddedPostgres(runtime_root(ROOT) / f"bench-overview-{os.getpid()}", fast=True)
     server.start()
     try:
@@ -90,7 +97,7 @@ def seeded_database(organizations: int) -> Iterator[str]:
                 "INSERT INTO tenant.namespaces (project_id, name)"
                 " SELECT p.id, 'ns' || n FROM tenant.projects p, generate_series(1, 5) AS n"
             )
-        yield server.dsn_for("fleet", "fun_platform_public_api")
+        yield server
     finally:
         server.destroy()
 
@@ -128,9 +135,10 @@ def wait_until_answering(child: subprocess.Popen[bytes], http_port: int) -> byte
     raise RuntimeError(f"{child.args!r} did not answer on port {http_port} within 60 s")
 
 
-def load(kind: str, port: int, seconds: float) -> dict[str, float]:
+def load(kind: str, port: int, seconds: float, *, path: str = PATH, headers: Sequence[str] = ()) -> dict[str, float]:
     """Run the load generator process once; its result."""
-    args = [sys.executable, "-m", "bench.loadgen", "--kind", kind, "--port", str(port), "--path", PATH]
+    args = [sys.executable, "-m", "bench.loadgen", "--kind", kind, "--port", str(port), "--path", path]
+    args += [arg for header in headers for arg in ("--header", header)]
     completed = subprocess.run(
         [*args, "--seconds", str(seconds)],
         cwd=ROOT,
@@ -197,8 +205,13 @@ class Totals:
     cpu_seconds: float = 0.0
 
     def add(self, server: Server, kind: str, seconds: float) -> None:
+        self.add_load(server, kind, seconds)
+
+    def add_load(
+        self, server: Server, kind: str, seconds: float, *, path: str = PATH, headers: Sequence[str] = ()
+    ) -> None:
         cpu_before = cpu_seconds(server.pid)
-        result = load(kind, server.port(kind), seconds)
+        result = load(kind, server.port(kind), seconds, path=path, headers=headers)
         self.cpu_seconds += cpu_seconds(server.pid) - cpu_before
         self.ok += result["ok"]
         self.seconds += result["seconds"]

@@ -86,7 +86,8 @@ async def measure(worker_dsn: str, kubeconfig: Path, rounds: int, figures: dict[
         warm = await loop.run_once()
         print(
             f"warm-up pass: {time.perf_counter() - started:.2f} s, {warm.shoots_listed} shoots listed, "
-            f"{sum(warm.opened.values())} findings opened"
+            f"{sum(warm.opened.values())} findings opened, "
+            f"{sum(warm.gardener_ledger.get('created', {}).values())} cluster, pool and extension ledger rows created"
         )
         findings_before, shoots_before = await counts(pool)
         lists: list[float] = []
@@ -108,6 +109,11 @@ async def measure(worker_dsn: str, kubeconfig: Path, rounds: int, figures: dict[
                     stores.append(summary.duration_seconds - summary.list_seconds)
                     changes += sum(summary.opened.values()) + sum(summary.resolved.values())
                     changes += summary.shoots_new + summary.shoots_gone
+                    # The cluster, pool and extension rows: a pass with no change only moves last_seen.
+                    changes += sum(
+                        sum(summary.gardener_ledger.get(change, {}).values())
+                        for change in ("created", "changed", "destroyed")
+                    )
         findings_after, shoots_after = await counts(pool)
     finally:
         await gardener.close()

@@ -31,7 +31,7 @@ from collector.reconcile import metrics as reconcile_metrics
 from collector.reconcile.loop import ReconcileLoop
 from collector.settings import Settings
 from collector.worker import StoppedWaiting, Worker, build_inventory, build_reconcile, open_worker
-from common import eventloop
+from common import eventloop, tracing
 from common.database import require_schema
 from common.errors import DatabaseUnavailable, SchemaTooOld
 from common.garbage_collection import set_gc_threshold
@@ -191,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.from_env(os.environ)
+        tracing.configured(os.environ)
     except SettingsError as e:
         print(f"cluster-worker: {e}", file=sys.stderr)  # noqa: T201 - before logging is configured
         return EXIT_USAGE
@@ -199,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     # LOG_FORMAT decides, but a command run by hand (collect, reconcile --once) logs plain lines to a terminal.
     by_hand = args.command not in (None, "run") and interactive
     configure_logging(settings.logging.level, json=settings.logging.json and not by_hand)
+    # Before the pool opens, so its connections trace their statements; flushed on the way out.
+    stop_tracing = tracing.start(os.environ, service_name=f"cluster-worker-{settings.mode}")
     try:
         if args.command in (None, "run"):
             return eventloop.run(serve(settings), event_loop=settings.event_loop)
@@ -214,6 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     except KubeError as e:
         logger.error("cannot reach the garden: %s", e)
         return EXIT_FAILED
+    finally:
+        if stop_tracing is not None:
+            stop_tracing()
 
 
 async def _reconcile_command(settings: Settings) -> int:

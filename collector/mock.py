@@ -58,6 +58,8 @@ class MockShootRow:
     region: str
     kubernetes_version: str
     created: datetime
+    pools: list[list[Any]]
+    """Its live node pools: [name, machine type, autoscale min, autoscale max] each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +110,24 @@ def mock_shoot(row: MockShootRow) -> dict[str, Any]:
                 ORGANIZATION_ID_LABEL: str(row.organization_id),
             },
         },
-        "spec": {"kubernetes": {"version": row.kubernetes_version}, "region": row.region},
+        "spec": {
+            "kubernetes": {"version": row.kubernetes_version},
+            "region": row.region,
+            "provider": {"type": "local", "workers": _mock_workers(row.pools)},
+        },
         "status": {"lastOperation": {"type": "Reconcile", "state": "Succeeded"}},
     }
+
+
+def _mock_workers(pools: list[list[Any]]) -> list[dict[str, Any]]:
+    """spec.provider.workers as Fundament's provisioning side writes them: one per live pool (its worker
+    name by the naming rule), or one `default` worker of 1 to 3 nodes for a cluster without pools."""
+    if not pools:
+        return [{"name": "default", "machine": {"type": "local"}, "minimum": 1, "maximum": 3}]
+    return [
+        {"name": worker_name(name), "machine": {"type": machine}, "minimum": low, "maximum": high}
+        for name, machine, low, high in pools
+    ]
 
 
 def mock_project(organization_id: UUID, organization_name: str) -> dict[str, Any]:

@@ -5,7 +5,16 @@
 -- Called by MockGardener.list_shoots: every live cluster of a live tenant organization, described as
 -- its shoot would be.
 SELECT c.id AS cluster_id, o.id AS organization_id, o.name AS organization_name, c.name, c.region,
-    c.kubernetes_version, c.created
+    c.kubernetes_version, c.created,
+    -- Its live node pools, as the provisioning side turns them into spec.provider.workers.
+    coalesce(
+        (SELECT jsonb_agg(
+                    jsonb_build_array(p.name, p.machine_type, p.autoscale_min, p.autoscale_max) ORDER BY p.name
+                )
+         FROM tenant.node_pools AS p
+         WHERE p.cluster_id = c.id AND p.deleted IS NULL),
+        '[]'::jsonb
+    ) AS pools
 FROM tenant.clusters AS c
 JOIN tenant.organizations AS o ON o.id = c.organization_id
 WHERE c.deleted IS NULL AND o.deleted IS NULL AND o.id <> tenant.system_organization_id()

@@ -14,7 +14,17 @@ from pathlib import Path
 
 from common.eventloop import DEFAULT_EVENT_LOOP, event_loop_from_env
 from common.garbage_collection import DEFAULT_GC_THRESHOLD, gc_threshold_from_env
-from common.settings import DatabaseSettings, LogSettings, SettingsError, env_choice, env_float, env_int, env_str
+from common.settings import (
+    DatabaseSettings,
+    LogSettings,
+    SettingsError,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+)
 
 ROLE = "fun_cluster_worker"
 WORKER_MODES = ("inventory", "reconcile")
@@ -116,6 +126,11 @@ class InventorySettings:
     prometheus_parts: tuple[str, ...] = ("nodes",)
     """PROMETHEUS_PARTS: what the Prometheus source reads from the shoot's Prometheus: `nodes` (always), and
     `pods` where a kube-state-metrics watching every namespace is scraped (a stock Gardener shoot has none)."""
+    prometheus_allowed_domains: tuple[str, ...] = ()
+    """PROMETHEUS_ALLOWED_DOMAINS: domains a `prometheus-url` host must be under (the landscape's seed ingress
+    domains); empty: any host but loopback, link-local and the database's (collector/prometheus/address.py)."""
+    prometheus_allow_loopback: bool = False
+    """PROMETHEUS_ALLOW_LOOPBACK: a `prometheus-url` on loopback is allowed (tests and the demo: fleet-sim)."""
     prometheus_others_from: str = "viewer"
     """PROMETHEUS_OTHERS_FROM: what reads the rest (tenant namespaces, pods unless from the Prometheus, the other
     ledger types): `viewer` (the shoot's API server with viewerkubeconfig) or `nowhere` (those types not read)."""
@@ -236,6 +251,8 @@ class Settings:
                 ),
                 prometheus_parts=parts,
                 prometheus_others_from=others_from,
+                prometheus_allowed_domains=_domains(env),
+                prometheus_allow_loopback=env_bool(env, "PROMETHEUS_ALLOW_LOOPBACK", False),
             ),
             reconcile=ReconcileSettings(
                 interval_seconds=reconcile_interval,
@@ -255,6 +272,18 @@ class Settings:
             event_loop=event_loop_from_env(env),
             gc_threshold=gc_threshold_from_env(env),
         )
+
+
+_DOMAIN = re.compile(r"^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def _domains(env: Mapping[str, str]) -> tuple[str, ...]:
+    """PROMETHEUS_ALLOWED_DOMAINS: DNS domains, lower case, without a leading dot."""
+    domains = tuple(d.lower().strip(".") for d in env_list(env, "PROMETHEUS_ALLOWED_DOMAINS"))
+    for domain in domains:
+        if not _DOMAIN.match(domain):
+            raise SettingsError(f"PROMETHEUS_ALLOWED_DOMAINS: {domain!r} is not a DNS domain")
+    return domains
 
 
 def _prometheus_split(env: Mapping[str, str]) -> tuple[tuple[str, ...], str]:

@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from psycopg_pool import AsyncConnectionPool
 
@@ -31,6 +33,7 @@ from collector.kube.credential_cache import CredentialCache, renew_margin
 from collector.kube.garden import Gardener, RealGardener
 from collector.kube.limits import ResponseLimits
 from collector.mock import MockGardener, MockReader
+from collector.prometheus.address import AddressPolicy
 from collector.prometheus.http import tls_context
 from collector.prometheus.resolve import MonitoringResolver
 from collector.reconcile.loop import ReconcileLoop
@@ -206,7 +209,9 @@ def monitoring_reader(worker: Worker) -> MonitoringReader:
     )
     return MonitoringReader(
         worker.gardener,
-        MonitoringResolver(worker.gardener, ttl_seconds=inventory.monitoring_ttl_seconds),
+        MonitoringResolver(
+            worker.gardener, ttl_seconds=inventory.monitoring_ttl_seconds, policy=address_policy(worker.settings)
+        ),
         sources=SOURCES,
         timeout_seconds=inventory.timeout_seconds,
         context=tls_context(inventory.prometheus_ca_file),
@@ -216,6 +221,48 @@ def monitoring_reader(worker: Worker) -> MonitoringReader:
         clock=worker.clock,
         ledger_max_per_type=inventory.ledger_max_per_type,
     )
+
+
+def address_policy(settings: Settings) -> AddressPolicy:
+    """Where a shoot's Prometheus may be: the configured domains, loopback if opted in, never the database."""
+    inventory = settings.inventory
+    return AddressPolicy(
+        domains=inventory.prometheus_allowed_domains,
+        allow_loopback=inventory.prometheus_allow_loopback,
+        database=database_hosts(settings.database.url),
+    )
+
+
+_KEYWORD = re.compile(r"\b(host|hostaddr|port)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
+DEFAULT_DATABASE_PORT = 5432
+
+
+def database_hosts(url: str) -> frozenset[tuple[str, int]]:
+    """The (host, port) pairs DATABASE_URL names, as a URI or as keywords; sockets (a path) are not hosts."""
+    pairs: list[tuple[str, str]] = []
+    if url.startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(url)
+        for item in parts.netloc.rpartition("@")[2].split(","):
+            host, _, port = item.rpartition(":") if not item.endswith("]") and ":" in item else (item, "", "")
+            pairs.append((host, port))
+        query = parse_qs(parts.query)
+        ports = query.get("port", [""])[0].split(",")
+        for key in ("host", "hostaddr"):
+            for value in query.get(key, []):
+                pairs += [(h, ports[i] if i < len(ports) else ports[-1]) for i, h in enumerate(value.split(","))]
+    else:
+        found: dict[str, list[str]] = {}
+        for key, value in _KEYWORD.findall(url):
+            found.setdefault(key, []).extend(value.strip("'").split(","))
+        ports = found.get("port", [""])
+        for key in ("host", "hostaddr"):
+            pairs += [(h, ports[i] if i < len(ports) else ports[-1]) for i, h in enumerate(found.get(key, []))]
+    out: set[tuple[str, int]] = set()
+    for host, port in pairs:
+        name = unquote(host).strip().strip("[]").lower()
+        if name and not name.startswith("/"):
+            out.add((name, int(port) if port.strip().isdigit() else DEFAULT_DATABASE_PORT))
+    return frozenset(out)
 
 
 def build_inventory(worker: Worker) -> InventoryLoop:

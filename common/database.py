@@ -23,13 +23,13 @@ import psycopg
 from psycopg.rows import tuple_row
 from psycopg_pool import AsyncConnectionPool
 
-from common import timestamps
+from common import timestamps, tracing
 from common.errors import SchemaTooOld
 from common.settings import DatabaseSettings
 
 # The schema version this code needs; services refuse to start against an older one. Kept in step
 # with the newest file in db/migrations by a test.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _NAME = re.compile(r"^--\s*name:\s*(\w+)\s*$", re.MULTILINE)
 
@@ -98,6 +98,16 @@ class CheckUnlessRecent:
         self._returned.clear()
 
 
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Each new connection of a pool: times outside what Python holds (Fundament's tables do not refuse
+    them) load clamped; with tracing on, each statement gets a span."""
+    await timestamps.configure(conn)
+    if tracing.tracer() is not None:
+        from common.database_tracing import trace_connection  # noqa: PLC0415 - only once tracing is on
+
+        trace_connection(conn)
+
+
 def make_pool(
     settings: DatabaseSettings,
     *,
@@ -120,8 +130,7 @@ def make_pool(
         timeout=settings.connect_timeout_seconds,
         check=checks.check if checks else AsyncConnectionPool.check_connection,
         reset=checks.reset if checks else None,
-        # Times outside what Python holds (Fundament's tables do not refuse them) load clamped.
-        configure=timestamps.configure,
+        configure=_configure,
         kwargs={
             "application_name": application_name,
             "connect_timeout": max(1, round(settings.connect_timeout_seconds)),

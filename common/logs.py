@@ -1,4 +1,5 @@
-"""Structured JSON logs with a request id, configured once per process by its `main.py`.
+"""Structured JSON logs with a request id (and, with tracing on, the trace and span ids), configured once
+per process by its `main.py`.
 
 Every module logs through `logging.getLogger(__name__)` with lazy `%` arguments and puts context
 in `extra`; this formatter turns each record into one JSON object with those extras and the current
@@ -13,6 +14,8 @@ import sys
 from datetime import UTC, datetime
 
 import orjson
+
+from common import tracing
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 
@@ -38,6 +41,9 @@ class JsonFormatter(logging.Formatter):
         request_id = request_id_var.get()
         if request_id:
             entry["request_id"] = request_id
+        ids = tracing.log_ids()
+        if ids is not None:
+            entry["trace_id"], entry["span_id"] = ids
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_"):
                 entry[key] = value

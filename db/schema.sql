@@ -22,7 +22,7 @@ CREATE SCHEMA fleet_meta;
 
 ALTER SCHEMA fleet_meta OWNER TO fun_owner;
 
-COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 2';
+COMMENT ON SCHEMA fleet_meta IS 'fleet inventory, schema version 3';
 
 CREATE SCHEMA tenant;
 
@@ -1321,6 +1321,8 @@ CREATE INDEX gardener_shoots_idx_live_cluster ON tenant.gardener_shoots USING bt
 CREATE INDEX gardener_shoots_idx_namespace_name ON tenant.gardener_shoots USING btree (namespace, name);
 
 CREATE INDEX infrastructure_resources_idx_paging ON tenant.infrastructure_resources USING btree (cluster_id, resource_type, namespace, name, id);
+
+CREATE INDEX infrastructure_resources_idx_usage ON tenant.infrastructure_resources USING btree (cluster_id, resource_type, created) INCLUDE (billable, destroyed);
 
 CREATE UNIQUE INDEX infrastructure_resources_uq_active ON tenant.infrastructure_resources USING btree (cluster_id, resource_type, namespace, name) WHERE (destroyed IS NULL);
 

@@ -25,6 +25,7 @@ from psycopg.rows import tuple_row
 
 from common.clock import rfc3339
 from common.database import load_queries
+from fleetctl.audit_text import refusal
 from fleetctl.local import LOCAL_ADMIN_DSN
 
 _QUERIES = load_queries(Path(__file__).with_name("org.sql"))
@@ -47,21 +48,23 @@ class ListingResult:
     when: datetime | None = None
 
 
-def _checked_text(what: str, value: str, limit: int) -> str:
+def _checked_text(what: str, value: str, limit: int, *, multiline: bool) -> str:
+    """The text stripped, or OrgCommandError: empty, too long, or a character fleetctl/audit_text.py refuses."""
     text = value.strip()
     if not text:
         raise OrgCommandError(f"{what} must not be empty")
     if len(text) > limit:
         raise OrgCommandError(f"{what} is {len(text)} characters long; at most {limit} are kept")
-    if any(ch in text for ch in "\x00\r") or any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
-        raise OrgCommandError(f"{what} holds control characters")
+    why = refusal(text, multiline=multiline)
+    if why:
+        raise OrgCommandError(f"{what} {why}")
     return text
 
 
 def set_listing(dsn: str, name: str, *, listed: bool, reason: str, by: str) -> ListingResult:
     """List (or unlist) the live organization `name`, recording `by` and `reason`. Raises OrgCommandError."""
-    reason = _checked_text("--reason", reason, REASON_MAX)
-    by = _checked_text("--by", by, BY_MAX)
+    reason = _checked_text("--reason", reason, REASON_MAX, multiline=True)
+    by = _checked_text("--by", by, BY_MAX, multiline=False)
     with psycopg.connect(dsn) as conn, conn.transaction(), conn.cursor(row_factory=tuple_row) as cur:
         cur.execute(_QUERIES["lock_live_organization"].sql, {"name": name})
         row: Any = cur.fetchone()

@@ -11,7 +11,8 @@ everything answers, for `--minutes`:
   replicas), one process pages through every staff list over gRPC and Connect (`load.py`);
 - the demo's world script changes the simulated world (pods, a shoot lost and back, a version drift);
 - the fault schedule (`faults.py`) breaks shoots, the garden's shoot list, the collector and the
-  database, one at a time, and checks each failure shows and heals;
+  database (restarted, and failed over to its streaming standby), one at a time, and checks each
+  failure shows and heals;
 - a sampler reads every snapshot, finding and ledger row every few seconds (`checks.py`).
 
 Then it prints one PASS/FAIL line per check, writes them to `.fleet/soak/result.json`, stops
@@ -67,7 +68,13 @@ logger = logging.getLogger("fleet.soak")
 PROJECT = Path(__file__).resolve().parents[1]
 SAMPLE_EVERY_SECONDS = 5.0
 LOAD = "soak-load"
-STEP_KINDS = ("shoot faults", "reconcile list failing", "collector killed", "database restarted")
+STEP_KINDS = (
+    "shoot faults",
+    "reconcile list failing",
+    "collector killed",
+    "database restarted",
+    "database failed over",
+)
 MAX_MINUTES = 120.0
 
 

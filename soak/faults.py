@@ -15,7 +15,11 @@ recovered:
   with the same environment; the new process must complete a round;
 - database restarted: PostgreSQL stopped (clients cut off), down 8 s (the next cycle: 70 s, longer
   than the public API's cache, which must then answer UNAVAILABLE), started in place; both APIs
-  must answer again and both loops must record a pass after it.
+  must answer again and both loops must record a pass after it;
+- database failed over: the primary stops, its streaming standby is promoted and the old primary is
+  rebuilt as the new one's standby (`SoakSystem.fail_over`); every process follows through its
+  multi-host DSN (`target_session_attrs=read-write`) without a restart, both APIs must answer again
+  and both loops must record a pass on the new primary.
 
 Steps run in that order, cycle after cycle, as long as the next one's time bound still fits before
 the soak's end. Every step returns a `StepResult`; a step that did not see what it waited for fails.
@@ -125,6 +129,7 @@ class FaultSchedule:
             ("reconcile list failing", 120.0, self.reconcile_list_fails),
             ("collector killed and restarted", 120.0, self.collector_killed),
             ("database restarted", self.down_seconds(cycle) + 150.0, lambda: self.database_restarted(cycle)),
+            ("database failed over", 180.0, self.database_failed_over),
         ]
 
     async def run(self, deadline: float) -> list[StepResult]:
@@ -295,6 +300,31 @@ class FaultSchedule:
         # Past the cache's TTL every replica's answer expired while the database was down.
         refused = await self.public_unavailable() - unavailable_before
         must_refuse = down > PUBLIC_CACHE_TTL_SECONDS
+        staff, public, loops = await self.recovered(began)
+        summary = (
+            f"down {down:.0f} s, public API answered UNAVAILABLE {refused:.0f} times meanwhile"
+            f"{' (it must, its cache expired)' if must_refuse else ''}; after: " + self.said(staff, public, loops)
+        )
+        passed = staff and public and all(loops.values()) and (refused > 0 or not must_refuse)
+        return StepResult(name, passed, summary)
+
+    async def database_failed_over(self) -> StepResult:
+        """The primary stops, its standby is promoted, every process follows through its multi-host DSN."""
+        name = "database failed over"
+        began = await self.db_now()
+        unavailable_before = await self.public_unavailable()
+        await asyncio.to_thread(self.system.fail_over)
+        refused = await self.public_unavailable() - unavailable_before
+        staff, public, loops = await self.recovered(began)
+        summary = (
+            f"failover {self.system.failovers}: the standby promoted, the old primary its new standby; public"
+            f" API answered UNAVAILABLE {refused:.0f} times meanwhile; after: " + self.said(staff, public, loops)
+        )
+        return StepResult(name, staff and public and all(loops.values()), summary)
+
+    async def recovered(self, began: datetime) -> tuple[bool, bool, dict[str, bool]]:
+        """Whether (bounded) the staff API answers, every public replica answers, and each loop recorded a
+        pass after `began` (in the database's time)."""
         staff = await wait_for(lambda: staff_answers(self.system), timeout_seconds=60)
         ports = self.system.public_http_ports().values()
 
@@ -310,14 +340,15 @@ class FaultSchedule:
                 return now is not None and now > began
 
             loops[loop] = await wait_for(moved, timeout_seconds=bound)
-        summary = (
-            f"down {down:.0f} s, public API answered UNAVAILABLE {refused:.0f} times meanwhile"
-            f"{' (it must, its cache expired)' if must_refuse else ''}; after: staff API "
-            f"{'answers' if staff else 'does NOT answer'}, public API {'answers' if public else 'does NOT answer'}; "
+        return staff, public, loops
+
+    @staticmethod
+    def said(staff: bool, public: bool, loops: dict[str, bool]) -> str:
+        return (
+            f"staff API {'answers' if staff else 'does NOT answer'}, public API "
+            f"{'answers' if public else 'does NOT answer'}; "
             + ", ".join(f"{loop} {'passed' if ok else 'did NOT pass'} since" for loop, ok in loops.items())
         )
-        passed = staff and public and all(loops.values()) and (refused > 0 or not must_refuse)
-        return StepResult(name, passed, summary)
 
 
 async def _above(read: Callable[[], Awaitable[float]], floor: float) -> bool:

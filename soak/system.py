@@ -2,9 +2,12 @@
 
 `SoakSystem` is `fleetctl.demo.system.Demo` with every port picked free (so a soak runs beside a demo),
 its own data directory (`.fleet/soak/pg`, recreated each run) and short intervals, plus a second
-replica of the public API (so "one query a minute per replica" is measured over replicas). It adds
-what the fault schedule needs: restarting the database in place, killing and restarting a child,
-reading a process's Prometheus metrics and calling both APIs once as a probe.
+replica of the public API (so "one query a minute per replica" is measured over replicas) and a
+streaming hot standby of the database (`pg_basebackup -R`): every process reaches the database through
+a multi-host DSN naming both servers with `target_session_attrs=read-write`, as in a landscape with a
+failover. It adds what the fault schedule needs: restarting the database in place, failing it over to
+the standby (and making the old primary the new standby), killing and restarting a child, reading a
+process's Prometheus metrics and calling both APIs once as a probe.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import shutil
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 import httpx
@@ -54,10 +58,19 @@ class SoakSystem(Demo):
     ports: DemoPorts = field(default_factory=free_ports)
     timings: DemoTimings = SOAK_TIMINGS
     second_public_ports: tuple[int, int] = field(default_factory=lambda: (free_port(), free_port()))
+    standby_port: int = field(default_factory=free_port)
+    standby: EmbeddedPostgres | None = None
+    failovers: int = 0
+
+    def role_dsn(self, role: str) -> str:
+        # Both servers; libpq keeps the one that accepts writes, whichever that is since the last failover.
+        hosts = f"{HOST}:{self.ports.database},{HOST}:{self.standby_port}"
+        return f"postgresql://{role}@{hosts}/{LOCAL_DATABASE_NAME}?target_session_attrs=read-write"
 
     def start_database(self) -> None:
         data_dir = self.state_dir / "pg"
-        shutil.rmtree(data_dir, ignore_errors=True)  # every soak starts from the same seeded state
+        for old in (data_dir, self.state_dir / "pg-standby"):
+            shutil.rmtree(old, ignore_errors=True)  # every soak starts from the same seeded state
         shutil.rmtree(self.supervisor.log_dir, ignore_errors=True)  # and with logs of this run only
         server = EmbeddedPostgres(data_dir, port=self.ports.database, fast=True)
         server.start()
@@ -66,7 +79,27 @@ class SoakSystem(Demo):
         seed_database(self.superuser_dsn, "demo", self.seed)
         with psycopg.connect(self.superuser_dsn, autocommit=True) as conn:
             conn.execute(QUERIES["count_statements"].sql)
+        self.standby = self._new_standby(self.state_dir / "pg-standby", self.standby_port, of=server)
         self.fleet = generate("demo", self.seed)
+
+    def _new_standby(self, data_dir: Path, port: int, *, of: EmbeddedPostgres) -> EmbeddedPostgres:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        standby = EmbeddedPostgres(data_dir, port=port, fast=True)
+        standby.base_backup_of(of)
+        standby.start()
+        return standby
+
+    def fail_over(self) -> None:
+        """A switchover: stop the primary (fast: every committed record reaches the standby first),
+        promote the standby, then rebuild the old primary as the new primary's standby."""
+        if self.database is None or self.standby is None:
+            raise RuntimeError("the database and its standby were never started")
+        old, new = self.database, self.standby
+        old.stop(mode="fast")
+        new.promote()
+        self.database = new
+        self.standby = self._new_standby(old.data_dir, old.port, of=new)
+        self.failovers += 1
 
     def start_processes(self) -> None:
         super().start_processes()
@@ -92,6 +125,11 @@ class SoakSystem(Demo):
         child.log_file.close()
         self.supervisor.children.remove(child)
         return self.supervisor.start(child.name, child.argv, child.env)
+
+    def stop(self) -> None:
+        super().stop()
+        if self.standby is not None:
+            self.standby.stop()
 
     def restart_database(self, down_seconds: float) -> None:
         """Stop PostgreSQL (fast: clients are cut off), stay down `down_seconds`, start it again in place."""

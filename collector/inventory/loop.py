@@ -36,6 +36,7 @@ from collector.inventory.reading import ClusterReader, ClusterRow, CollectError,
 from collector.inventory.sources import NOT_VISIBLE, OVER_CAP, Unlisted
 from collector.kube.errors import KubeError
 from collector.settings import LIVENESS_INTERVALS, InventorySettings, Shard
+from common import tracing
 from common.clock import Clock, utc_now
 from common.database import CheckUnlessRecent
 from common.health import Liveness
@@ -47,12 +48,33 @@ logger = logging.getLogger(__name__)
 _RECORDING_ERRORS: tuple[type[Exception], ...] = (TimeoutError, *store.DATABASE_ERRORS)
 
 
+def jump_hash(key: int, buckets: int) -> int:
+    """Lamping and Veach's jump consistent hash of a 64-bit `key` into `buckets` buckets.
+
+    When the buckets grow from N to N+1, a key either stays where it was or moves to the new bucket N
+    (a share of 1/(N+1) moves); shrinking is the same the other way round. No table, no coordination.
+    """
+    bucket, jump = -1, 0
+    while jump < buckets:
+        bucket = jump
+        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
+        jump = int((bucket + 1) * (float(1 << 31) / float((key >> 33) + 1)))
+    return bucket
+
+
+def shard_of(cluster_id: UUID, count: int) -> int:
+    """The shard (of `count`) that collects the cluster: a jump consistent hash of its id's BLAKE2b hash."""
+    digest = hashlib.blake2b(cluster_id.bytes, digest_size=8).digest()
+    return jump_hash(int.from_bytes(digest, "big"), count)
+
+
 def in_shard(cluster_id: UUID, shard: Shard) -> bool:
-    """Whether this replica collects the cluster: a stable hash of its id, modulo the shard count."""
+    """Whether this replica collects the cluster (docs/architecture.md, 'One collector, sharded by a
+    stable hash'): while the shard count changes from N to N+1, a cluster stays with its shard or
+    moves to the new one, so an old and a new replica overlap on the moved clusters only."""
     if shard.count == 1:
         return True
-    digest = hashlib.blake2b(cluster_id.bytes, digest_size=8).digest()
-    return int.from_bytes(digest, "big") % shard.count == shard.index
+    return shard_of(cluster_id, shard.count) == shard.index
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +206,24 @@ class InventoryLoop:
         return summary
 
     async def collect(self, cluster: ClusterRow) -> ClusterResult:
-        """Read and store one cluster within INVENTORY_TIMEOUT_SECONDS; on failure record why. Never raises."""
+        """Read and store one cluster within INVENTORY_TIMEOUT_SECONDS; on failure record why. Never raises.
+
+        With tracing on, each collection is a trace of its own (a round may hold thousands), its outcome
+        and failure reason on the span and its database statements beneath it."""
+        tracer = tracing.tracer()
+        if tracer is None:
+            return await self._collect(cluster)
+        attributes = {"fleet.cluster.id": str(cluster.id), "fleet.cluster.name": str(cluster)}
+        with tracer.start_as_current_span(
+            "inventory.collect", attributes=attributes, record_exception=False, set_status_on_exception=False
+        ) as span:
+            result = await self._collect(cluster)
+            span.set_attribute("fleet.outcome", "collected" if result.ok else "failed")
+            if not result.ok:
+                tracing.set_error(span, result.reason or "failed", result.error or "")
+            return result
+
+    async def _collect(self, cluster: ClusterRow) -> ClusterResult:
         started = time.perf_counter()
         context = {"cluster_id": str(cluster.id), "cluster": str(cluster)}
         phase = "reading"

@@ -17,6 +17,11 @@ The Prometheus's queries of one collection are evaluated at one time, the reader
 collection starts (whole milliseconds), so they see one state of the cluster (prometheus/queries.py).
 A 401 from the Prometheus means the monitoring credentials were rotated: the secret is read again
 and the queries retried once.
+
+Before a target's first queries, its Prometheus's external labels are checked against the shoot
+(prometheus/identity.py), once per target; the secret's owner and address were checked when it was
+resolved (prometheus/target.py, prometheus/address.py). Every host is resolved under the address
+policy, so the basic-auth pair goes to no address it refuses.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import math
 import ssl
 from collections.abc import Awaitable, Sequence
 from typing import TypeVar
+from uuid import UUID
 
 from collector.inventory.garden_reader import GardenReader
 from collector.inventory.reading import ClusterRow, MonitoringFailed, Reading
@@ -37,9 +43,12 @@ from collector.inventory.split import Split, merge
 from collector.kube.errors import KubeError, Unauthorized
 from collector.kube.garden import Gardener, ShootRef
 from collector.kube.limits import DEFAULT_LIMITS, ResponseLimits
+from collector.prometheus.address import PolicyResolver
 from collector.prometheus.http import PrometheusClient
+from collector.prometheus.identity import check_identity, external_labels
 from collector.prometheus.queries import NodeMetrics, PodMetrics, Sample, node_metrics, pod_metrics, vector
 from collector.prometheus.resolve import MonitoringResolver
+from collector.prometheus.target import MonitoringTarget
 from common.clock import Clock, utc_now
 
 logger = logging.getLogger(__name__)
@@ -82,6 +91,8 @@ class MonitoringReader:
         self._limits = limits
         self._clock = clock
         self._cap = ledger_max_per_type
+        self._dns = PolicyResolver(resolver.policy)
+        self._verified: dict[UUID, MonitoringTarget] = {}
 
     @property
     def split(self) -> Split:
@@ -92,6 +103,7 @@ class MonitoringReader:
         if full_round:
             ids = {cluster.id for cluster in clusters}
             self._resolver.forget_except(ids)
+            self._verified = {k: v for k, v in self._verified.items() if k in ids}
             if self._apiserver is not None:
                 self._apiserver.forget_except(ids)
 
@@ -109,11 +121,21 @@ class MonitoringReader:
         """(the nodes, the pods if the split reads them here, requests, bytes read). Raises MonitoringFailed."""
         for attempt in (1, 2):
             try:
-                target = await self._resolver.get(cluster.id, ref.namespace, ref.name)
+                target = await self._resolver.get(cluster.id, ref.namespace, ref.name, shoot_uid=ref.uid)
             except KubeError as e:
                 raise MonitoringFailed(f"resolving {WHAT} of {ref}: {e}", reason=e.reason) from e
-            client = PrometheusClient(target, self._timeout_seconds, self._context, self._limits)
+            client = PrometheusClient(target, self._timeout_seconds, self._context, self._limits, resolver=self._dns)
             try:
+                if self._verified.get(cluster.id) != target:
+                    labels = external_labels(await client.configuration(), f"Prometheus {target.url}")
+                    check_identity(
+                        labels,
+                        shoot=str(ref),
+                        name=ref.name,
+                        technical_id=ref.technical_id,
+                        what=f"Prometheus {target.url}",
+                    )
+                    self._verified[cluster.id] = target
                 nodes, pods = await self._query(client)
                 return nodes, pods, client.requests, client.bytes_read
             except Unauthorized as e:

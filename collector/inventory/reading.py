@@ -66,7 +66,13 @@ class CollectError(Exception):
 
 
 class NoShoot(CollectError):
+    """No shoot carries the cluster's id; `reason` is the garden listing's failure when that is why."""
+
     reason = "no_shoot"
+
+    def __init__(self, message: str, *, reason: str = "no_shoot") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class CredentialFailed(CollectError):

@@ -3,7 +3,7 @@
 `refresh` runs once per round: the garden's shoots are listed once (label `fundament.io/cluster-id`)
 and each cluster id mapped to its shoot, instead of one lookup per cluster. If that listing fails,
 the previous round's map is used (shoots rarely move) and clusters without a known shoot fail with
-the garden's error.
+the garden's error and its reason (e.g. `too_large` for a listing refused at its bounds).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class ShootMap:
         self._page_size = page_size
         self._refs: dict[UUID, ShootRef] = {}
         self._garden_error: str | None = None
+        self._garden_reason = "no_shoot"
 
     async def refresh(self, clusters: Sequence[ClusterRow], *, full_round: bool) -> None:
         """List the garden's shoots for these clusters; never raises (a failure keeps the last map)."""
@@ -43,6 +44,7 @@ class ShootMap:
                 shoots = await self._gardener.list_shoots(label_selector=CLUSTER_ID_LABEL, page_size=self._page_size)
         except KubeError as e:
             self._garden_error = str(e)
+            self._garden_reason = e.reason
             logger.warning("cannot list the garden's shoots; using the last known ones", extra={"error": str(e)})
             return
         refs = shoot_refs(shoots, CLUSTER_ID_LABEL)
@@ -56,6 +58,11 @@ class ShootMap:
         """The cluster's shoot. Raises NoShoot."""
         ref = self._refs.get(cluster.id)
         if ref is None:
-            why = f" (listing the garden failed: {self._garden_error})" if self._garden_error else ""
-            raise NoShoot(f"no shoot in the garden carries {CLUSTER_ID_LABEL}={cluster.id}{why}")
+            if self._garden_error:
+                raise NoShoot(
+                    f"no shoot in the garden carries {CLUSTER_ID_LABEL}={cluster.id}"
+                    f" (listing the garden failed: {self._garden_error})",
+                    reason=self._garden_reason,
+                )
+            raise NoShoot(f"no shoot in the garden carries {CLUSTER_ID_LABEL}={cluster.id}")
         return ref

@@ -131,29 +131,35 @@ class Stored:
     """Namespace id -> why its count could not be told (collector/inventory/namespaces.py); its row was kept."""
 
 
+async def lock_cluster(conn: Conn, cluster_id: UUID) -> None:
+    """Take the cluster's write lock, its snapshot row, for the rest of the transaction (store.sql)."""
+    await conn.execute(_QUERIES["lock_cluster"].sql, {"cluster_id": cluster_id})
+
+
 async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, observed: datetime) -> Stored:
     """Write a cluster's snapshots and reconcile its ledger (call inside the collection's transaction).
 
     One query reads what the database knows of the cluster; every write then goes out in one
     pipeline, so a collection costs the database a handful of round trips whatever its size.
     """
+    # The snapshot first: its upsert is the cluster's write lock (store.sql, store_cluster_snapshot).
+    await conn.execute(
+        _QUERIES["store_cluster_snapshot"].sql,
+        {
+            "cluster_id": cluster_id,
+            "observed": observed,
+            "nodes": reading.nodes,
+            "ready_nodes": reading.ready_nodes,
+            "pods": reading.pods,
+            "allocatable_pods": reading.allocatable_pods,
+            "cpu_allocatable_millicores": reading.cpu_allocatable_millicores,
+            "memory_allocatable_bytes": reading.memory_allocatable_bytes,
+            "source": reading.source,
+        },
+    )
     layout = await cluster_layout(conn, cluster_id, listed_types(reading.ledger))
     changes = plan(reading.ledger, layout.active)
     async with conn.pipeline():
-        await conn.execute(
-            _QUERIES["store_cluster_snapshot"].sql,
-            {
-                "cluster_id": cluster_id,
-                "observed": observed,
-                "nodes": reading.nodes,
-                "ready_nodes": reading.ready_nodes,
-                "pods": reading.pods,
-                "allocatable_pods": reading.allocatable_pods,
-                "cpu_allocatable_millicores": reading.cpu_allocatable_millicores,
-                "memory_allocatable_bytes": reading.memory_allocatable_bytes,
-                "source": reading.source,
-            },
-        )
         # Nodes that cannot be told apart by pool say nothing about any pool: those keep their counts.
         pools = map_pools(layout.pools if reading.pools_known else [], reading.pool_nodes)
         for pool_id, reason in pools.unmapped.items():
@@ -200,6 +206,7 @@ async def store_reading(conn: Conn, cluster_id: UUID, reading: Reading, *, obser
 
 async def store_ledger(conn: Conn, cluster_id: UUID, results: Mapping[str, Any], *, observed: datetime) -> LedgerCounts:
     """Reconcile the cluster's active ledger rows with what the sources found (the ledger alone)."""
+    await lock_cluster(conn, cluster_id)
     types = listed_types(results)
     active = (await cluster_layout(conn, cluster_id, types)).active if types else []
     async with conn.pipeline():
@@ -272,7 +279,8 @@ async def _write_ledger(conn: Conn, cluster_id: UUID, changes: LedgerPlan, obser
 
 
 async def record_failure(conn: Conn, cluster_id: UUID, *, error: str, at: datetime) -> None:
-    """Record why the latest collection failed; the last good numbers and `observed` stay."""
+    """Record why the latest collection failed; the last good numbers and `observed` stay (its upsert
+    takes the cluster's write lock, as a store does)."""
     await conn.execute(_QUERIES["record_failure"].sql, {"cluster_id": cluster_id, "error": error, "at": at})
 
 

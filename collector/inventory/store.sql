@@ -48,9 +48,19 @@ SELECT 'resource', id, name, resource_type, namespace, resource_id, NULL, NULL
 FROM tenant.infrastructure_resources
 WHERE cluster_id = %(cluster_id)s AND destroyed IS NULL AND resource_type = ANY(%(resource_types)s::text[])
 
+-- name: lock_cluster
+-- Called by store_ledger first: the cluster's write lock (see store_cluster_snapshot), for a cluster
+-- that has a snapshot row (one without has never been collected: its first store takes the lock).
+SELECT 1 FROM tenant.cluster_snapshots WHERE cluster_id = %(cluster_id)s FOR UPDATE
+
 -- name: store_cluster_snapshot
 -- Called by store_reading: the cluster's new numbers and the source that read them; clears the last
 -- error (the latest attempt worked). An observation older than the stored one (two collections racing) changes nothing.
+-- Sent first in the collection's transaction, it is also the cluster's write lock: the upsert locks the
+-- row (inserted, or found, even when the WHERE leaves it unchanged) until commit, so two shards never
+-- write one cluster at once (while the shard count changes, an old and a new shard may both collect a
+-- cluster that moved); the second waits for the first, then plans its writes from what the first left.
+-- record_failure's upsert takes the same lock.
 INSERT INTO tenant.cluster_snapshots AS cs (
     cluster_id, observed, nodes, ready_nodes, pods, allocatable_pods,
     cpu_allocatable_millicores, memory_allocatable_bytes, source, last_error, last_error_at

@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
@@ -51,10 +51,13 @@ CREDENTIALS_MINTED = Counter(
 
 @dataclass(frozen=True, slots=True)
 class ShootRef:
-    """Where a shoot lives in the garden."""
+    """Where a shoot lives in the garden, and (when listed) its uid and technical id, which identify its
+    monitoring secret (the owner reference) and its Prometheus (the `cluster` external label)."""
 
     namespace: str
     name: str
+    uid: str = field(default="", compare=False)
+    technical_id: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
@@ -168,7 +171,16 @@ def shoot_refs(shoots: list[dict[str, Any]], label: str) -> dict[UUID, ShootRef]
         name, namespace = meta.get("name"), meta.get("namespace")
         if cluster is None or not isinstance(name, str) or not isinstance(namespace, str):
             continue
-        rank = ("deletionTimestamp" not in meta, str(meta.get("creationTimestamp") or ""), ShootRef(namespace, name))
+        status = shoot.get("status")
+        technical_id = status.get("technicalID") if isinstance(status, dict) else None
+        uid = meta.get("uid")
+        found = ShootRef(
+            namespace,
+            name,
+            uid=uid if isinstance(uid, str) else "",
+            technical_id=technical_id if isinstance(technical_id, str) else "",
+        )
+        rank = ("deletionTimestamp" not in meta, str(meta.get("creationTimestamp") or ""), found)
         best = chosen.get(cluster)
         if best is None or rank[:2] > best[:2]:
             chosen[cluster] = rank

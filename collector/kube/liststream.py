@@ -42,7 +42,9 @@ from collector.kube.values import over_bound
 
 Items = list[dict[str, Any]]
 
-DEFAULT_BATCH_BYTES = 4 << 20
+# A batch of legitimate items (14 to 20 bytes a value) stays well under the values bound, so only a
+# dense one is counted exactly and cut smaller.
+DEFAULT_BATCH_BYTES = 1 << 20
 DEFAULT_MAX_ITEM_BYTES = DEFAULT_ITEM_BYTES
 # Cuts to try, walking back from the last marker, before giving up on splitting this list.
 _CUT_ATTEMPTS = 3
@@ -184,7 +186,7 @@ class ListSplitter:
             stop = cut
             while stop > 0 and self._buf[stop - 1] in _TRAILING:
                 stop -= 1
-            values = over_bound(memoryview(self._buf)[:stop], self._max_values)
+            values = over_bound(self._buf, self._max_values, stop)
             if values is not None:
                 if self._buf.rfind(self._marker, 1, cut) <= 0:
                     self._buf = bytearray()

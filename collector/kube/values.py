@@ -20,7 +20,9 @@ whatever the document holds:
    and what is left is counted.
 
 A document too short to hold more values than the bound (each value takes two bytes at least, its
-own and a comma) is not counted at all, so small answers cost nothing extra. The count is exact only
+own and a comma) is not counted at all, and one whose `[`, `{` and `,` counted anywhere (strings
+included, an upper bound, three scans at memchr speed) stay within it is not counted exactly, so a
+legitimate answer costs almost nothing extra. The count is exact only
 for valid JSON; anything else is refused by the parser afterwards. Depth needs no bound of its own:
 orjson refuses a document nested deeper than 1,024 levels, and the values bound the memory anyway.
 """
@@ -33,7 +35,7 @@ import orjson
 
 from collector.kube.errors import BadResponse, TooLarge
 
-Raw = bytes | bytearray | memoryview
+Raw = bytes | bytearray
 
 _KEEP = b'"[{,'
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
@@ -43,10 +45,10 @@ MIN_BYTES_PER_VALUE = 2
 """Each value takes two bytes at least (`0,`): a shorter document cannot break a bound."""
 
 
-def count_values(raw: Raw) -> int:
-    """At least the number of values `raw` parses into (exact for valid JSON without empty containers)."""
+def count_values(raw: Raw, end: int | None = None) -> int:
+    """At least the number of values `raw[:end]` parses into (exact for valid JSON without empty containers)."""
     view = memoryview(raw).cast("B")
-    size = len(view)
+    size = len(view) if end is None else min(end, len(view))
     if size == 0:
         return 0
     structural = 0
@@ -66,11 +68,19 @@ def count_values(raw: Raw) -> int:
     return structural + 1
 
 
-def over_bound(raw: Raw, max_values: int) -> int | None:
-    """The count of `raw`'s values when it is over `max_values`, else None (a short document is not counted)."""
-    if len(raw) < MIN_BYTES_PER_VALUE * max_values:
+def over_bound(raw: Raw, max_values: int, end: int | None = None) -> int | None:
+    """The count of `raw[:end]`'s values when it is over `max_values`, else None.
+
+    Cheap first: a document too short to break the bound is not looked at, and one whose `[`, `{`
+    and `,` counted anywhere (strings included: an upper bound, three `bytes.count` scans without a
+    copy) stay within it is not counted exactly.
+    """
+    size = len(raw) if end is None else min(end, len(raw))
+    if size < MIN_BYTES_PER_VALUE * max_values:
         return None
-    count = count_values(raw)
+    if raw.count(b"[", 0, size) + raw.count(b"{", 0, size) + raw.count(b",", 0, size) + 1 <= max_values:
+        return None
+    count = count_values(raw, size)
     return count if count > max_values else None
 
 

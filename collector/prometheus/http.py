@@ -23,6 +23,7 @@ from pathlib import Path
 
 import aiohttp
 import orjson
+from aiohttp.abc import AbstractResolver
 
 from collector.kube.errors import (
     BadResponse,
@@ -38,6 +39,8 @@ from collector.prometheus.target import MonitoringTarget
 from common.text import truncate
 
 _CHUNK = 1 << 16
+# A configuration answer is one object holding the YAML as one string.
+CONFIG_ANSWER_VALUES = 1_000
 _ERROR_BODY_LIMIT = 64 << 10
 
 
@@ -56,6 +59,8 @@ class PrometheusClient:
     timeout_seconds: float
     context: ssl.SSLContext
     limits: ResponseLimits = DEFAULT_LIMITS
+    resolver: AbstractResolver | None = None
+    """Resolves the host under the address policy (address.PolicyResolver), shared by the reader's clients."""
     requests: int = field(default=0, init=False)
     bytes_read: int = field(default=0, init=False)
     _session: aiohttp.ClientSession | None = field(default=None, init=False, repr=False)
@@ -74,7 +79,7 @@ class PrometheusClient:
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None:
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=1, ssl=self.context),
+                connector=aiohttp.TCPConnector(limit=1, ssl=self.context, resolver=self.resolver),
                 headers={"Authorization": aiohttp.encode_basic_auth(self.target.username, self.target.password)},
                 # As for the shoot clients: no proxy or netrc lookups, no inflating, no redirects.
                 trust_env=False,
@@ -87,17 +92,25 @@ class PrometheusClient:
     async def query(self, expression: str, *, name: str, at: float | None = None) -> dict[str, object]:
         """GET /api/v1/query for one instant query, evaluated at `at` (Unix seconds; None: the Prometheus's
         now); the answer's JSON object. Raises KubeError."""
-        url = self.target.query_url
+        params = {"query": expression} if at is None else {"query": expression, "time": f"{at:.3f}"}
         what = f"Prometheus {truncate(self.target.url, 80)} query {name}"
+        return await self._get(
+            self.target.query_url, params, what, PROMETHEUS_ANSWER_VALUES, "an instant query's bound"
+        )
+
+    async def configuration(self) -> dict[str, object]:
+        """GET /api/v1/status/config: the Prometheus's configuration (YAML in `data.yaml`). Raises KubeError."""
+        what = f"Prometheus {truncate(self.target.url, 80)} configuration"
+        return await self._get(self.target.config_url, {}, what, CONFIG_ANSWER_VALUES, "a configuration's bound")
+
+    async def _get(self, url: str, params: dict[str, str], what: str, max_values: int, bound: str) -> dict[str, object]:
         require_https(url)
         self.requests += 1
         limit = self.limits.max_answer_bytes
         try:
             async with asyncio.timeout(self.timeout_seconds):
                 async with self._open().get(
-                    url,
-                    params={"query": expression} if at is None else {"query": expression, "time": f"{at:.3f}"},
-                    headers={"Accept": JSON, "Accept-Encoding": "identity"},
+                    url, params=params, headers={"Accept": JSON, "Accept-Encoding": "identity"}
                 ) as response:
                     if response.status != 200:
                         detail = await response.content.read(_ERROR_BODY_LIMIT)
@@ -126,7 +139,9 @@ class PrometheusClient:
             raise ConnectionFailed(
                 f"{what}: the connection failed ({truncate(str(e) or type(e).__name__, 120)})"
             ) from e
-        parsed = loads_bounded(raw, max_values=PROMETHEUS_ANSWER_VALUES, what=what, bound="an instant query's bound")
+        except ValueError as e:  # aiohttp refusing a URL or header it cannot send: never `internal`
+            raise BadResponse(f"{what}: {truncate(str(e), 120)}") from e
+        parsed = loads_bounded(raw, max_values=max_values, what=what, bound=bound)
         if not isinstance(parsed, dict):
             raise BadResponse(f"{what}: the body is not a JSON object")
         return parsed

@@ -61,6 +61,11 @@ from common.text import truncate
 # is tested up to 10,000 namespaces): refused.
 MAX_SERIES = 20_000
 
+# The largest sample value taken, checked before any arithmetic: every count and byte sum of a real
+# cluster is far below it (5,000 nodes of 1 TiB are 5.5e15 bytes), and up to it a float is an exact
+# integer, so scaling (cores to millicores) and summing never overflow or lose a unit.
+MAX_SAMPLE_VALUE = float(2**53)
+
 POOL_SERIES_LABEL = exported_label(POOL_LABEL)
 NAMESPACE_ID_SERIES_LABEL = exported_label(NAMESPACE_ID_LABEL)
 READY = 'kube_node_status_condition{condition="Ready",status="true"}'
@@ -147,7 +152,11 @@ def vector(answer: Mapping[str, object], what: str, *, at: float | None = None) 
         except ValueError:
             raise BadResponse(f"{what}: sample value {truncate(repr(value[1]), 40)} is not a number") from None
         if not math.isfinite(number) or number < 0:
-            raise BadResponse(f"{what}: sample value {value[1]!r} is not a finite count")
+            raise BadResponse(f"{what}: sample value {truncate(value[1], 40)!r} is not a finite count")
+        if number > MAX_SAMPLE_VALUE:
+            raise BadResponse(
+                f"{what}: sample value {truncate(value[1], 40)!r} is out of range (over 2^53); refused unused"
+            )
         samples.append(Sample(metric, number))
     return samples
 

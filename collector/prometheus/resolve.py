@@ -19,6 +19,7 @@ from prometheus_client import Counter
 
 from collector.kube.errors import NotFound
 from collector.kube.per_cluster import PerCluster
+from collector.prometheus.address import AddressPolicy
 from collector.prometheus.target import (
     MonitoringTarget,
     MonitoringUnavailable,
@@ -47,15 +48,18 @@ class MonitoringResolver:
 
     garden: SecretReader
     ttl_seconds: float
+    policy: AddressPolicy = field(default_factory=AddressPolicy)
+    """Where a Prometheus may be (address.py); the default allows no loopback."""
     monotonic: Callable[[], float] = time.monotonic
     reads: int = 0
     """Secrets read since start (tests and the benchmark read it)."""
     _targets: PerCluster[tuple[float, MonitoringTarget]] = field(default_factory=PerCluster)
 
-    async def get(self, cluster_id: UUID, namespace: str, shoot_name: str) -> MonitoringTarget:
+    async def get(self, cluster_id: UUID, namespace: str, shoot_name: str, *, shoot_uid: str = "") -> MonitoringTarget:
         """The cluster's target; read from the garden when none is cached or it is older than the TTL.
 
-        Raises KubeError (MonitoringUnavailable when the shoot has no monitoring).
+        With `shoot_uid`, the secret must be owned by that Shoot. Raises KubeError (MonitoringUnavailable
+        when the shoot has no monitoring, AddressRefused or WrongPrometheus for a secret not to be trusted).
         """
         async with self._targets.lock(cluster_id):
             cached = self._targets.kept(cluster_id)
@@ -71,7 +75,9 @@ class MonitoringResolver:
                 raise MonitoringUnavailable(
                     f"secret {namespace}/{name} does not exist; the shoot has no monitoring"
                 ) from e
-            target = target_from_secret(secret, what=f"secret {namespace}/{name}")
+            target = target_from_secret(
+                secret, what=f"secret {namespace}/{name}", policy=self.policy, shoot_uid=shoot_uid
+            )
             self._targets.keep(cluster_id, (self.monotonic(), target))
             return target
 

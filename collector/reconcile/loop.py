@@ -34,7 +34,7 @@ from collector.reconcile.ledger_rows import desired_rows
 from collector.reconcile.observed import Observed, observe_shoots, observe_unlabeled_shoots
 from collector.reconcile.projects import GardenProject, MalformedProject, observe_projects
 from collector.settings import DELETION_TIMEOUT_INTERVALS, LIVENESS_INTERVALS
-from common import drift_kinds
+from common import drift_kinds, tracing
 from common.clock import Clock, rfc3339, utc_now
 from common.health import Liveness
 from common.labels import CLUSTER_ID_LABEL
@@ -192,6 +192,29 @@ class ReconcileLoop:
         for a listing that cannot be trusted, and psycopg errors from the store. Nothing is written
         unless everything is.
         """
+        tracer = tracing.tracer()
+        if tracer is None:
+            return await self._run_once()
+        with tracer.start_as_current_span(
+            "reconcile.pass", record_exception=False, set_status_on_exception=False
+        ) as span:
+            try:
+                summary = await self._run_once()
+            except Exception as e:
+                span.set_attribute("fleet.outcome", "failed")
+                tracing.set_error(span, type(e).__name__, truncate(str(e), 500))
+                raise
+            span.set_attributes(
+                {
+                    "fleet.outcome": "completed",
+                    "fleet.shoots_listed": summary.shoots_listed,
+                    "fleet.findings_opened": sum(summary.opened.values()),
+                    "fleet.findings_resolved": sum(summary.resolved.values()),
+                }
+            )
+            return summary
+
+    async def _run_once(self) -> ReconcileSummary:
         started = time.perf_counter()
         try:
             summary = await self._pass(started)

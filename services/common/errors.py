@@ -17,8 +17,7 @@ traces: the cause is logged once, here.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 import psycopg
 import psycopg_pool
@@ -56,18 +55,31 @@ class Unavailable(FleetError):
     code = Code.UNAVAILABLE
 
 
-@contextmanager
-def map_errors(procedure: str) -> Iterator[None]:
-    """Turn whatever the block raises into a `ConnectError` with the right code and a safe message."""
-    try:
-        yield
-    except ConnectError:
-        raise
-    except FleetError as e:
-        raise ConnectError(e.code, e.message) from e
-    except (psycopg_pool.PoolTimeout, psycopg.OperationalError, DatabaseUnavailable, SchemaTooOld, TimeoutError) as e:
-        logger.warning("database unavailable", extra={"procedure": procedure, "cause": type(e).__name__})
-        raise ConnectError(Code.UNAVAILABLE, "the database is unavailable, try again later") from e
-    except Exception as e:
-        logger.exception("internal error", extra={"procedure": procedure})
+class map_errors:
+    """Turn whatever the block raises into a `ConnectError` with the right code and a safe message.
+
+    A class rather than a generator-based context manager: it runs around every call of both APIs, and
+    this form costs a fraction of contextlib's."""
+
+    __slots__ = ("_procedure",)
+
+    def __init__(self, procedure: str) -> None:
+        self._procedure = procedure
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        if e is None or isinstance(e, ConnectError) or not isinstance(e, Exception):
+            return  # nothing raised, already mapped, or not an error of the call (cancellation, exit)
+        procedure = self._procedure
+        if isinstance(e, FleetError):
+            raise ConnectError(e.code, e.message) from e
+        if isinstance(e, _UNAVAILABLE):
+            logger.warning("database unavailable", extra={"procedure": procedure, "cause": type(e).__name__})
+            raise ConnectError(Code.UNAVAILABLE, "the database is unavailable, try again later") from e
+        logger.error("internal error", extra={"procedure": procedure}, exc_info=e)
         raise ConnectError(Code.INTERNAL, "internal error") from e
+
+
+_UNAVAILABLE = (psycopg_pool.PoolTimeout, psycopg.OperationalError, DatabaseUnavailable, SchemaTooOld, TimeoutError)

@@ -239,6 +239,7 @@ class FleetApi(FleetService):
         now = self._clock()
         async with self._pool.connection() as conn:
             await queries.base.begin_consistent_read(conn)
+            standby = await queries.summary.standby_replay(conn)
             loops = await queries.summary.loop_freshness(conn)
             recorded = await queries.summary.latest_fleet_totals(conn)
             if recorded is not None and queries.summary.is_recent(recorded.at, loops, now):
@@ -249,12 +250,13 @@ class FleetApi(FleetService):
                     loops,
                     now,
                     totals_recorded=recorded.at,
+                    standby=standby,
                 )
             totals = await queries.summary.fleet_totals(conn, now=now)
             status_groups = await queries.summary.fleet_status_inputs(conn)
             kinds = await queries.summary.open_findings_by_kind(conn)
         return convert.summary.fleet_summary_response(
-            totals, convert.summary.clusters_by_status(status_groups), kinds, loops, now
+            totals, convert.summary.clusters_by_status(status_groups), kinds, loops, now, standby=standby
         )
 
     @override

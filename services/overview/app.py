@@ -53,6 +53,8 @@ SHAPE = ApiShape(
     # batch: as initial metadata grpc.aio would send a batch of its own first, a noticeable share of
     # what a cached call costs (docs/public-api.md).
     headers_as_trailers=True,
+    # Every call answers the one cached message object: encoded once per read, not once per call.
+    remember_last=True,
 )
 
 

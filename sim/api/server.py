@@ -21,6 +21,7 @@ faults (truncated, malformed) mangle what is sent. Long lists are streamed in ch
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import socket
@@ -36,6 +37,7 @@ from sim.api.faults.hostile import (
     KUBECONFIG_FAULTS,
     STREAM_FAULTS,
     endless_page,
+    huge_values,
     redirect,
     rewrite_kubeconfig,
     send_stream_fault,
@@ -57,6 +59,7 @@ from sim.api.machinery.status import (
 from sim.api.prometheus.exposition import handle_metrics
 from sim.api.prometheus.http_api import error_reply as prometheus_error
 from sim.api.prometheus.http_api import flood_reply, handle_prometheus, unauthorized_reply, unavailable_reply
+from sim.api.prometheus.monitoring import USERNAME
 from sim.api.requestlog import GARDEN, LoggedRequest
 from sim.api.simulator import Simulator
 
@@ -74,6 +77,25 @@ PROMETHEUS = "prometheus"
 MAX_BODY_BYTES = 1024 * 1024
 
 ControlHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def _prometheus_fault_reply(fault: Fault, reply: Reply, now: float, api_path: str) -> Reply:
+    """A 200 of a shoot's Prometheus as the fault changes it (the status faults, a flood, huge values)."""
+    if fault.kind is FaultKind.UNAUTHORIZED:
+        reply = unauthorized_reply()
+    elif fault.kind is FaultKind.UNAVAILABLE:
+        reply = unavailable_reply()
+    elif fault.kind in STATUS_FAULTS:
+        reply = prometheus_error(500, "internal", "injected by fleet-sim")
+    elif fault.kind is FaultKind.FLOOD:
+        reply = flood_reply(fault.count, now)
+    elif fault.kind is FaultKind.HUGE_VALUE and api_path == "/api/v1/query":
+        reply = huge_values(reply)
+    return reply
+
+
+def basic_authorization(user: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
 def _status_fault(fault: Fault, request: ApiRequest) -> ApiError:
@@ -230,23 +252,15 @@ class SimApp:
             elif fault.kind is FaultKind.HANG and fault.released is not None:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(fault.released.wait(), fault.hang_bound())
+        authorization = request.headers.get("Authorization")
+        shoot = sim.world.shoot(key)
+        if fault is not None and fault.kind is FaultKind.ANY_CREDENTIALS and shoot is not None:
+            authorization = basic_authorization(USERNAME, sim.monitoring.password(shoot))
         reply = handle_prometheus(
-            sim,
-            key,
-            method=request.method,
-            path=api_path,
-            query=request.query,
-            authorization=request.headers.get("Authorization"),
+            sim, key, method=request.method, path=api_path, query=request.query, authorization=authorization
         )
         if fault is not None and reply.status == 200:
-            if fault.kind is FaultKind.UNAUTHORIZED:
-                reply = unauthorized_reply()
-            elif fault.kind is FaultKind.UNAVAILABLE:
-                reply = unavailable_reply()
-            elif fault.kind in STATUS_FAULTS:
-                reply = prometheus_error(500, "internal", "injected by fleet-sim")
-            elif fault.kind is FaultKind.FLOOD:
-                reply = flood_reply(fault.count, sim.clock.time())
+            reply = _prometheus_fault_reply(fault, reply, sim.clock.time(), api_path)
         entry.status = reply.status
         return await self._send(request, reply, None if fault is not None and fault.kind is FaultKind.FLOOD else fault)
 

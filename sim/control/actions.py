@@ -333,6 +333,37 @@ class SimControl:
         """Remove the shoot's cluster-id label (labelled=False) or put it back."""
         self.sim.world.set_cluster_labelled(key, labelled)
 
+    @on_loop
+    def set_worker(
+        self,
+        key: str,
+        name: str,
+        *,
+        machine_type: str | None = None,
+        minimum: int | None = None,
+        maximum: int | None = None,
+    ) -> None:
+        """Change (or add) a pool of the shoot's `spec.provider.workers`; its nodes follow only `scale_pool`."""
+        self.sim.world.set_worker(key, name, machine_type=machine_type, minimum=minimum, maximum=maximum)
+
+    @on_loop
+    def remove_worker(self, key: str, name: str) -> None:
+        self.sim.world.remove_worker(key, name)
+
+    @on_loop
+    def set_extension(self, key: str, kind: str, disabled: bool = False) -> None:
+        """Ask for an extension in the shoot's `spec.extensions` (`disabled`: turn it off)."""
+        self.sim.world.set_extension(key, kind, disabled=disabled)
+
+    @on_loop
+    def remove_extension(self, key: str, kind: str) -> None:
+        self.sim.world.remove_extension(key, kind)
+
+    @on_loop
+    def set_addon(self, key: str, name: str, enabled: bool = True) -> None:
+        """Enable or disable one of the shoot's `spec.addons` (e.g. nginxIngress)."""
+        self.sim.world.set_addon(key, name, enabled)
+
 
 # What the HTTP endpoint may call, by name (an explicit list: nothing else is reachable over HTTP).
 HTTP_ACTIONS: tuple[str, ...] = (
@@ -370,4 +401,9 @@ HTTP_ACTIONS: tuple[str, ...] = (
     "set_control_plane_healthy",
     "set_labels",
     "set_cluster_labelled",
+    "set_worker",
+    "remove_worker",
+    "set_extension",
+    "remove_extension",
+    "set_addon",
 )

@@ -241,3 +241,29 @@ class ControlClient:
     async def set_cluster_labelled(self, key: str, labelled: bool) -> None:
         """Remove the shoot's `fundament.io/cluster-id` label (False) or put it back (True)."""
         await self.call("set_cluster_labelled", key=key, labelled=labelled)
+
+    async def set_worker(
+        self,
+        key: str,
+        name: str,
+        *,
+        machine_type: str | None = None,
+        minimum: int | None = None,
+        maximum: int | None = None,
+    ) -> None:
+        """Change (or add) a pool of the shoot's `spec.provider.workers`."""
+        await self.call("set_worker", key=key, name=name, machine_type=machine_type, minimum=minimum, maximum=maximum)
+
+    async def remove_worker(self, key: str, name: str) -> None:
+        await self.call("remove_worker", key=key, name=name)
+
+    async def set_extension(self, key: str, kind: str, disabled: bool = False) -> None:
+        """Ask for an extension in the shoot's `spec.extensions` (`disabled`: turn it off)."""
+        await self.call("set_extension", key=key, kind=kind, disabled=disabled)
+
+    async def remove_extension(self, key: str, kind: str) -> None:
+        await self.call("remove_extension", key=key, kind=kind)
+
+    async def set_addon(self, key: str, name: str, enabled: bool = True) -> None:
+        """Enable or disable one of the shoot's `spec.addons`."""
+        await self.call("set_addon", key=key, name=name, enabled=enabled)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from fleet_description.model import ShootSpec
+from sim.world import derive
 
 OPERATION_TYPES = ("Create", "Reconcile", "Delete", "Migrate", "Restore")
 OPERATION_STATES = ("Processing", "Succeeded", "Error", "Failed", "Pending", "Aborted")
@@ -39,6 +40,31 @@ class WorkerSpec:
     minimum: int
     maximum: int
     zones: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionSpec:
+    """One entry of `spec.extensions`: an extension the shoot asks for (or, `disabled`, one it turns off
+    that the landscape's operator enables by default)."""
+
+    type: str
+    disabled: bool = False
+
+
+# Extensions a landscape offers (gardener-extension-shoot-*), in the order a shoot lists them.
+EXTENSION_CATALOGUE = ("shoot-dns-service", "shoot-cert-service", "shoot-networking-problemdetector")
+# The add-ons of `spec.addons` (deprecated by Gardener; only evaluation shoots may enable them).
+ADDONS = ("kubernetesDashboard", "nginxIngress")
+
+
+def default_extensions(uid: str) -> tuple[ExtensionSpec, ...]:
+    """The extensions a shoot asks for, derived from its uid: about half ask for DNS, half for
+    certificates, and one in four turns off the operator's problem detector."""
+    draw = derive.stable_int("extensions", uid)
+    chosen = [ExtensionSpec(kind) for bit, kind in enumerate(EXTENSION_CATALOGUE[:2]) if draw >> bit & 1]
+    if draw >> 2 & 3 == 0:
+        chosen.append(ExtensionSpec(EXTENSION_CATALOGUE[2], disabled=True))
+    return tuple(chosen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +103,9 @@ class ShootState:
     generation: int = 1
     changed: datetime | None = None  # when the last operation last moved (None: at creation)
     cluster_labelled: bool = True  # False: no fundament.io/cluster-id label at all (an unlabeled shoot)
+    extensions: tuple[ExtensionSpec, ...] = ()
+    addons: tuple[str, ...] = ()
+    """The enabled `spec.addons`; a shoot with any is an evaluation shoot, as Gardener requires."""
 
     @property
     def key(self) -> str:
@@ -137,4 +166,5 @@ def initial_state(spec: ShootSpec, workers: tuple[WorkerSpec, ...], *, healthy: 
         has_certificates_crd=spec.has_certificates_crd,
         rv=rv,
         cluster_labelled=spec.cluster_labelled,
+        extensions=default_extensions(str(spec.uid)),
     )

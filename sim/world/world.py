@@ -25,7 +25,17 @@ from sim.world.clock import Clock
 from sim.world.contents import ContentsError, ShootContents, build_contents
 from sim.world.generate import DEFAULT_PROFILE, ContentProfile, FleetIndex, workers_of
 from sim.world.records import NamespaceRecord
-from sim.world.shoots import OPERATION_STATES, OPERATION_TYPES, ProjectRecord, ShootState, initial_state, shoot_key
+from sim.world.shoots import (
+    OPERATION_STATES,
+    OPERATION_TYPES,
+    ExtensionSpec,
+    ProjectRecord,
+    ShootState,
+    WorkerSpec,
+    default_extensions,
+    initial_state,
+    shoot_key,
+)
 from sim.world.store import Store
 
 logger = logging.getLogger(__name__)
@@ -201,6 +211,7 @@ class World:
             workers=workers_of(self.index, cluster),
             has_certificates_crd=True,
             rv=self.next_garden_rv(),
+            extensions=default_extensions(str(derive.stable_uuid("added", key, self.garden_rv))),
         )
         self.shoots.put(shoot)
         return shoot
@@ -264,6 +275,74 @@ class World:
         """Take the shoot's `fundament.io/cluster-id` label away (or give it back): an unlabeled shoot."""
         shoot = self.require_shoot(key)
         return self._replace(shoot, cluster_labelled=labelled)
+
+    def set_worker(
+        self,
+        key: str,
+        name: str,
+        *,
+        machine_type: str | None = None,
+        minimum: int | None = None,
+        maximum: int | None = None,
+    ) -> ShootState:
+        """Change a pool of `spec.provider.workers`, or add one; the nodes follow only `scale_pool`.
+
+        No validation beyond the types: a test may play a garden that answers what Gardener would refuse.
+        """
+        shoot = self.require_shoot(key)
+        workers = list(shoot.workers)
+        at = next((i for i, w in enumerate(workers) if w.name == name), None)
+        if at is None:
+            default = workers[0].machine_type if workers else "m5.large"
+            low = 1 if minimum is None else minimum
+            workers.append(
+                WorkerSpec(
+                    name,
+                    machine_type or default,
+                    low,
+                    max(low, 3) if maximum is None else maximum,
+                    (f"{shoot.region}-a",),
+                )
+            )
+        else:
+            old = workers[at]
+            workers[at] = replace(
+                old,
+                machine_type=old.machine_type if machine_type is None else machine_type,
+                minimum=old.minimum if minimum is None else minimum,
+                maximum=old.maximum if maximum is None else maximum,
+            )
+        return self._replace(shoot, workers=tuple(workers), generation=shoot.generation + 1)
+
+    def remove_worker(self, key: str, name: str) -> ShootState:
+        shoot = self.require_shoot(key)
+        if all(w.name != name for w in shoot.workers):
+            raise WorldError(f"shoot {key!r} has no worker pool {name!r}")
+        workers = tuple(w for w in shoot.workers if w.name != name)
+        return self._replace(shoot, workers=workers, generation=shoot.generation + 1)
+
+    def set_extension(self, key: str, kind: str, *, disabled: bool = False) -> ShootState:
+        """Ask for an extension in `spec.extensions` (or turn it off with `disabled`)."""
+        if not kind:
+            raise ValueError("an extension needs a type")
+        shoot = self.require_shoot(key)
+        extensions = [e for e in shoot.extensions if e.type != kind] + [ExtensionSpec(kind, disabled)]
+        return self._replace(shoot, extensions=tuple(extensions), generation=shoot.generation + 1)
+
+    def remove_extension(self, key: str, kind: str) -> ShootState:
+        shoot = self.require_shoot(key)
+        if all(e.type != kind for e in shoot.extensions):
+            raise WorldError(f"shoot {key!r} has no extension {kind!r}")
+        extensions = tuple(e for e in shoot.extensions if e.type != kind)
+        return self._replace(shoot, extensions=extensions, generation=shoot.generation + 1)
+
+    def set_addon(self, key: str, name: str, enabled: bool) -> ShootState:
+        """Enable or disable one of `spec.addons` (a shoot with any enabled is an evaluation shoot)."""
+        if not name:
+            raise ValueError("an add-on needs a name")
+        shoot = self.require_shoot(key)
+        addons = sorted({*shoot.addons, name} if enabled else set(shoot.addons) - {name})
+        return self._replace(shoot, addons=tuple(addons), generation=shoot.generation + 1)
 
     def compact_garden(self) -> None:
         """Expire every continue token the garden has handed out."""

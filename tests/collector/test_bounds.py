@@ -76,6 +76,13 @@ async def test_an_endless_list_is_refused_at_the_list_bound(shoot: tuple[str, Ku
         await drain(client, "/api/v1/nodes")
 
 
+async def test_a_list_dense_in_values_is_refused_unparsed(shoot: tuple[str, KubeClient], sim: SimUnderTest) -> None:
+    key, client = shoot
+    sim.control.fault(key, "value_bomb", resource="nodes", count=2, seconds=30)
+    with pytest.raises(TooLarge, match=r"could not be cut|JSON values"):
+        await drain(client, "/api/v1/nodes")
+
+
 async def test_a_flood_under_the_list_bound_arrives_whole(shoot: tuple[str, KubeClient], sim: SimUnderTest) -> None:
     key, client = shoot
     sim.control.fault(key, "flood", resource="nodes", count=500)

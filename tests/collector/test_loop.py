@@ -19,7 +19,7 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from collector.inventory.loop import ClusterResult, InventoryLoop, in_shard
+from collector.inventory.loop import ClusterResult, InventoryLoop, in_shard, shard_of
 from collector.inventory.metrics import REGISTRY
 from collector.inventory.reading import ClusterRow, Reading
 from collector.inventory.sources import SOURCES, Discovered
@@ -96,6 +96,10 @@ def all_rows(database: TestDatabase, table: str, cluster_id: UUID) -> list[dict[
 def world(database: TestDatabase) -> World:
     with database.admin() as admin:
         return make_world(admin, clusters=4, pools=(("System Pool", 1), ("workers", 3)), namespaces=("api", "jobs"))
+
+
+# What another shard's store of the cluster holds until it commits (collector/inventory/store.sql).
+LOCK_CLUSTER = "SELECT 1 FROM tenant.cluster_snapshots WHERE cluster_id = %s FOR UPDATE"
 
 
 def loop_over(pool: AsyncConnectionPool[Any], reader: Any, clock: Clock, **changes: Any) -> InventoryLoop:
@@ -265,6 +269,55 @@ def test_shards_split_the_clusters_without_overlap() -> None:
     sizes = [sum(1 for o in owners if o[0] is s) for s in shards]
     assert min(sizes) > 50, f"a stable hash should spread clusters, got {sizes}"
     assert all(in_shard(cid, Shard(0, 1)) for cid in ids)
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 7])
+def test_a_change_of_the_shard_count_moves_clusters_only_to_or_from_the_new_shard(count: int) -> None:
+    ids = [uuid4() for _ in range(2000)]
+    before = {cid: shard_of(cid, count) for cid in ids}
+    after = {cid: shard_of(cid, count + 1) for cid in ids}
+    moved = [cid for cid in ids if before[cid] != after[cid]]
+    # Growing: a cluster stays or goes to the new shard; shrinking is the same read backwards.
+    assert all(after[cid] == count for cid in moved)
+    # About 1/(count+1) of them move (a modulo hash would move about count/(count+1)).
+    share = len(moved) / len(ids)
+    assert abs(share - 1 / (count + 1)) < 0.05, share
+    # Stable: the same answer every time, from the id alone.
+    assert all(shard_of(cid, count + 1) == after[cid] for cid in ids[:50])
+
+
+async def test_two_writers_of_one_cluster_take_turns(
+    database: TestDatabase, worker_pool: AsyncConnectionPool[Any], world: World
+) -> None:
+    """While another transaction holds a cluster's write lock (another shard storing it), a store of
+    that cluster waits for it, then writes; a store of another cluster does not wait."""
+    clock = Clock()
+    loop = loop_over(worker_pool, MockReader(worker_pool, sources=SOURCES), clock)
+    assert (await loop.run_once()).collected == len(world.clusters)
+    first, second = world.clusters[:2]
+    rows = {c.id: ClusterRow(c.id, c.name, world.organization_id, world.organization_name) for c in (first, second)}
+    clock.now = T0 + timedelta(minutes=15)
+    with psycopg.connect(database.dsn(WORKER_ROLE)) as other:
+        with other.transaction():
+            other.execute(LOCK_CLUSTER, [first.id])
+            assert (await loop.run_once([rows[second.id]])).collected == 1
+            collecting = asyncio.create_task(loop.run_once([rows[first.id]]))
+            with database.admin() as admin:
+
+                def waiting_on_the_lock() -> bool:
+                    found = admin.execute(
+                        "SELECT count(*) FROM pg_catalog.pg_stat_activity"
+                        " WHERE usename = %s AND wait_event_type = 'Lock' AND state = 'active'",
+                        [WORKER_ROLE],
+                    ).fetchone()
+                    return bool(found and found[0] == 1)
+
+                await eventually_async(waiting_on_the_lock, "the store waiting on the lock", watch=[collecting])
+            assert not collecting.done()
+            assert snapshot(database, first.id)["observed"] == T0
+        summary = await collecting
+    assert summary.collected == 1
+    assert snapshot(database, first.id)["observed"] == T0 + timedelta(minutes=15)
 
 
 async def test_a_shard_collects_only_its_clusters(

@@ -42,12 +42,19 @@ WAIT_SECONDS = 60.0
 class Worker:
     """A cluster-worker subprocess whose JSON log lines are read as they come."""
 
-    def __init__(self, env: dict[str, str], *args: str, address_space_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        *args: str,
+        address_space_bytes: int | None = None,
+        prefix: tuple[str, ...] = (),
+    ) -> None:
         # A limit is set by prlimit(1) exec'ing the worker, not by a preexec_fn: that would make Python
         # fork() this process, whose gRPC and simulator threads may be running, instead of vfork() it.
+        # `prefix` is another such command (tests/fixtures/memory_cgroup.py moves it into a cgroup).
         limit = [] if address_space_bytes is None else ["prlimit", f"--as={address_space_bytes}", "--"]
         self.process = subprocess.Popen(
-            [*limit, sys.executable, "-m", "collector.main", *args],
+            [*prefix, *limit, sys.executable, "-m", "collector.main", *args],
             cwd=PROJECT,
             env=env,
             stdout=subprocess.DEVNULL,

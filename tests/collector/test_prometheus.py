@@ -135,7 +135,11 @@ async def test_a_change_between_two_queries_of_a_collection_neither_fails_nor_mi
     assert summary.collected == 1, [r.error for r in summary.results]
     assert sim.control.expected(key).nodes == before.nodes + 20, "the change landed during the collection"
     assert_stored_equals_expected(sim_database, cluster.id, before, ledger=False)
-    times = {r.query.get("time") for r in sim.control.requests(key) if r.extra.get("api") == "prometheus"}
+    times = {
+        r.query.get("time")
+        for r in sim.control.requests(key)
+        if r.extra.get("api") == "prometheus" and r.api_path == "/api/v1/query"
+    }
     assert len(times) == 1 and None not in times, times
     sim.control.advance_clock(60)
     await monitoring_collector.round([cluster])
@@ -159,9 +163,12 @@ async def test_no_shoot_credential_is_minted_and_secrets_are_read_once_per_ttl(
     secrets = [r for r in log if r.target == "garden" and r.resource == "secrets"]
     assert len(secrets) == len(clusters), "one secret read per cluster while the cache holds"
     assert monitoring_collector.resolver is not None and monitoring_collector.resolver.reads == len(clusters)
-    queries = [r for r in log if r.extra.get("api") == "prometheus"]
-    assert all(r.api_path == "/api/v1/query" and r.method == "GET" for r in queries)
+    asked = [r for r in log if r.extra.get("api") == "prometheus"]
+    queries = [r for r in asked if r.api_path == "/api/v1/query"]
+    assert all(r.method == "GET" for r in asked)
     assert len(queries) == 3 * len(clusters) * len(QUERIES), "six instant queries per cluster and round"
+    configs = [r for r in asked if r.api_path == "/api/v1/status/config"]
+    assert len(configs) == len(clusters) == len(asked) - len(queries), "whose it is: asked once per target"
 
 
 async def test_rotated_monitoring_credentials_are_resolved_again(
@@ -189,7 +196,8 @@ MONITORING_FAULTS = [
     ("redirect", "bad_response", "redirect"),
     ("gzip_bomb", "bad_response", "compressed"),
     ("endless_answer", "too_large", "GARDENER_MAX_ANSWER_MIB"),
-    ("flood", "too_large", "series"),
+    ("flood", "too_large", "series|JSON values"),
+    ("value_bomb", "too_large", "more than 200,000 JSON values (an instant query's bound)"),
 ]
 
 
@@ -216,7 +224,11 @@ async def test_a_failing_monitoring_stack_keeps_the_numbers_and_names_the_source
         sim_database, "SELECT * FROM tenant.node_pool_snapshots WHERE cluster_id = %s ORDER BY 1", victim.id
     )
     sim.control.fault(
-        key, fault, resource="prometheus", seconds=LATENCY_SECONDS if fault == "latency" else 0.0, count=30_000
+        key,
+        fault,
+        resource="prometheus",
+        seconds=LATENCY_SECONDS if fault == "latency" else 0.0,
+        count={"flood": 30_000, "value_bomb": 2}.get(fault, 0),  # series of a flood, MiB of a value bomb
     )
     sim.control.advance_clock(900)
     second = await monitoring_collector.round(clusters)
@@ -273,6 +285,7 @@ def test_the_worker_process_collects_through_prometheus_without_an_admin_credent
         tmp_path,
         INVENTORY_SOURCE="prometheus",
         PROMETHEUS_CA_FILE=str(ca_file),
+        PROMETHEUS_ALLOW_LOOPBACK="true",
         INVENTORY_CREDENTIAL="admin",
         **split,
     )

@@ -76,7 +76,9 @@ async def test_the_same_world_through_both_sources_stores_the_same_snapshots_and
     log = sim.control.requests()
     minted = {r.api_path.rsplit("/", 1)[-1] for r in log if r.api_path.endswith("kubeconfig")}
     assert minted == {"viewerkubeconfig"}, "the rest is read with the viewer credential, never an admin one"
-    queries = [r.query.get("query") for r in log if r.extra.get("api") == "prometheus"]
+    queries = [
+        r.query.get("query") for r in log if r.extra.get("api") == "prometheus" and r.api_path == "/api/v1/query"
+    ]
     assert set(queries) == set(NODE_QUERIES.values()), "only what a stock Gardener shoot Prometheus holds"
     shoot_lists = {r.api_path for r in log if r.target != "garden" and r.extra.get("api") != "prometheus"}
     assert "/api/v1/nodes" not in shoot_lists, "the nodes come from the Prometheus alone"

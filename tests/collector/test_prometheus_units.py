@@ -10,9 +10,12 @@ import pytest
 from collector.inventory.sources import RESOURCE_TYPES, SOURCES, Discovered, Unlisted
 from collector.inventory.split import Split, node_ledger
 from collector.kube.errors import BadResponse, TooLarge
+from collector.prometheus.address import AddressPolicy, AddressRefused
+from collector.prometheus.identity import check_identity, external_labels
 from collector.prometheus.queries import MAX_SERIES, NODE_QUERIES, POD_QUERIES, Sample, node_metrics, vector
-from collector.prometheus.target import MonitoringUnavailable, target_from_secret
+from collector.prometheus.target import MonitoringUnavailable, WrongPrometheus, target_from_secret
 from collector.settings import Settings
+from collector.worker import database_hosts
 from common.labels import exported_label
 from common.settings import SettingsError
 
@@ -26,7 +29,7 @@ def secret(url: object = "https://prometheus.example/", user: str = b64("admin")
 
 
 def test_a_monitoring_secret_gives_the_address_and_the_credentials() -> None:
-    target = target_from_secret(secret(), what="s")
+    target = target_from_secret(secret(), what="s", policy=AddressPolicy())
     assert (target.query_url, target.username, target.password) == (
         "https://prometheus.example/api/v1/query",
         "admin",
@@ -39,7 +42,7 @@ def test_a_monitoring_secret_gives_the_address_and_the_credentials() -> None:
     ("bad", "error", "says"),
     [
         (secret(url="http://prometheus.example"), BadResponse, "not https"),
-        (secret(url=7), BadResponse, "not an address"),
+        (secret(url=7), BadResponse, "not a string"),
         (secret(user="not base64!"), BadResponse, "base64"),
         (secret(user=b64("a:b")), BadResponse, "colon"),
         ({"metadata": {}, "data": {}}, MonitoringUnavailable, "no prometheus-url"),
@@ -48,7 +51,84 @@ def test_a_monitoring_secret_gives_the_address_and_the_credentials() -> None:
 )
 def test_a_bad_monitoring_secret_is_refused(bad: Any, error: type[Exception], says: str) -> None:
     with pytest.raises(error, match=says):
-        target_from_secret(bad, what="s")
+        target_from_secret(bad, what="s", policy=AddressPolicy())
+
+
+POLICY = AddressPolicy(
+    domains=("ingress.seed.example",), database=frozenset({("db.internal", 5432), ("10.0.0.5", 5432)})
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("https://user:s3cret@p-a--b.ingress.seed.example/", "carries userinfo"),
+        ("https://p-a--b.ingress.seed.example /", "whitespace, control or non-ASCII"),
+        ("https://p-a--b.ingress.seed.example/\x7f", "whitespace, control"),
+        ("https://p-a--b.ingress.seed.example/\u202e", "whitespace, control or non-ASCII"),
+        ("https://p-a--b.ingress.seed.example\t", "whitespace, control or non-ASCII"),
+        ("http://p-a--b.ingress.seed.example/", "not https"),
+        ("https://p-a--b.ingress.seed.example/?x=1", "query or a fragment"),
+        ("https://p-a--b.ingress.seed.example/a/../b", "not plain"),
+        ("https://p-a--b.ingress.seed.example:99999/", "not a URL"),
+        ("https://garden.example/api/v1/secrets", "not under PROMETHEUS_ALLOWED_DOMAINS"),
+        ("https://evil-ingress.seed.example/", "not under PROMETHEUS_ALLOWED_DOMAINS"),
+        ("https://127.0.0.1:9090/", "a loopback address"),
+        ("https://[::1]/", "a loopback address"),
+        ("https://localhost/", "a loopback address"),
+        ("https://169.254.169.254/", "a link-local address"),
+        ("https://[::ffff:169.254.169.254]/", "a link-local address"),
+        ("https://0.0.0.0/", "not a unicast address"),
+        ("https://db.internal/", "the database's address"),
+        ("https://10.0.0.5:5432/", "the database's address"),
+    ],
+)
+def test_a_prometheus_url_outside_the_policy_is_refused(url: str, says: str) -> None:
+    with pytest.raises(AddressRefused, match=says) as refused:
+        POLICY.check(url.encode().decode("unicode_escape"), "secret garden-a/b.monitoring")
+    assert refused.value.reason == "address_refused"
+    assert "s3cret" not in str(refused.value), "the userinfo's password is never repeated"
+
+
+def test_a_prometheus_url_under_the_policy_is_normalized() -> None:
+    address = POLICY.check("HTTPS://P-a--b.Ingress.Seed.Example:443/prom/", "s")
+    assert address.url == "https://p-a--b.ingress.seed.example/prom"
+    loopback = AddressPolicy(allow_loopback=True, database=frozenset({("127.0.0.1", 5432)}))
+    assert loopback.check("https://127.0.0.1:8443/", "s").url == "https://127.0.0.1:8443"
+    with pytest.raises(AddressRefused, match="the database's address"):
+        loopback.check("https://127.0.0.1:5432/", "s")
+
+
+def test_the_database_address_is_read_from_its_url() -> None:
+    assert database_hosts("postgresql://fun:pw@db.example:6432,10.0.0.5/fleet?sslmode=require") == {
+        ("db.example", 6432),
+        ("10.0.0.5", 5432),
+    }
+    assert database_hosts("host=/tmp port=5") == set()
+    assert database_hosts("host='a.b,c' port=7 dbname=x") == {("a.b", 7), ("c", 7)}
+    assert database_hosts("postgresql://u@[::1]:5433/x") == {("::1", 5433)}
+
+
+def test_a_secret_not_owned_by_the_shoot_is_refused() -> None:
+    owned = secret()
+    owned["metadata"]["ownerReferences"] = [{"kind": "Shoot", "uid": "u-1", "controller": True, "name": "b"}]
+    assert target_from_secret(owned, what="s", policy=AddressPolicy(), shoot_uid="u-1").username == "admin"
+    with pytest.raises(WrongPrometheus, match="no controller owner reference to the Shoot"):
+        target_from_secret(owned, what="s", policy=AddressPolicy(), shoot_uid="u-2")
+
+
+def test_the_external_labels_must_name_the_shoot() -> None:
+    yaml_text = (
+        "global:\n  scrape_interval: 1m\n  external_labels:\n    cluster: shoot--a--b\n    shoot_name: b\n"
+        "scrape_configs: []\n"
+    )
+    labels = external_labels({"status": "success", "data": {"yaml": yaml_text}}, "p")
+    assert labels == {"cluster": "shoot--a--b", "shoot_name": "b"}
+    check_identity(labels, shoot="garden-a/b", name="b", technical_id="shoot--a--b", what="p")
+    with pytest.raises(WrongPrometheus, match="external label cluster is 'shoot--a--b', not 'shoot--a--c'"):
+        check_identity(labels, shoot="garden-a/c", name="b", technical_id="shoot--a--c", what="p")
+    with pytest.raises(WrongPrometheus, match="external label shoot_name is none"):
+        check_identity({}, shoot="garden-a/b", name="b", technical_id="", what="p")
 
 
 def test_kube_state_metrics_label_names() -> None:

@@ -23,7 +23,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from collector.kube.client import garden_client
-from collector.kube.errors import Gone, KubeError, ServerError, Timeout
+from collector.kube.errors import Gone, KubeError, ServerError, Timeout, TooLarge
 from collector.kube.garden import RealGardener
 from collector.mock import MockGardener
 from collector.reconcile.drift import KIND_IDS
@@ -799,3 +799,25 @@ async def test_the_mock_garden_lists_each_organizations_project(setup: Setup) ->
     assert summary.not_evaluated == {}
     assert summary.projects_listed == len(projects)
     assert summary.opened["unlabeled_shoot"] == summary.shoots_unlabeled == 0
+    # Its shoots carry the live node pools as workers, so the ledger has the clusters and their pools.
+    shoots = await mock.list_shoots(label_selector=CLUSTER_ID_LABEL)
+    workers = sum(len(s["spec"]["provider"]["workers"]) for s in shoots)
+    assert workers > len(shoots)
+    assert summary.gardener_ledger["created"] == {"gardener.cluster": len(shoots), "gardener.workerpool": workers}
+
+
+@pytest.mark.parametrize(("fault", "count"), [("value_bomb", 4), ("endless_pages", 500)])
+async def test_a_shoot_list_refused_at_its_values_bound_fails_the_pass_and_records_nothing(
+    setup: Setup, loop: ReconcileLoop, fault: str, count: int
+) -> None:
+    """A page that parses into more than its bytes suggest, or pages that never end: the pass fails
+    (never "succeeded" on a list it did not read) and nothing of it is stored."""
+    await loop.run_once()
+    _change_the_world(setup)
+    before = setup.snapshot()
+    failed = REGISTRY.get_sample_value("fleet_reconcile_passes_total", {"outcome": "failed"}) or 0.0
+    setup.sim.control.fault("garden", fault, resource="shoots", count=count)
+    with pytest.raises(TooLarge, match="JSON values"):
+        await loop.run_once()
+    assert setup.snapshot() == before
+    assert REGISTRY.get_sample_value("fleet_reconcile_passes_total", {"outcome": "failed"}) == failed + 1

@@ -100,7 +100,7 @@ def test_rows_closed_at_the_pass_move_back_to_when_their_shoot_was_gone(at_versi
         # Already closed earlier than the evidence: a correction never moves a row later.
         early = _row(conn, unmirrored, "g", last_seen=T0, destroyed=T0 + timedelta(days=1), reason="cluster_deleted")
 
-    assert migrate(at_version_1.dsn()) == [2]
+    assert migrate(at_version_1.dsn(), target=2) == [2]
 
     with at_version_1.admin() as conn:
         rows: dict[object, object] = {

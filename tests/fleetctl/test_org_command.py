@@ -112,7 +112,19 @@ def test_the_system_organization_is_refused_with_a_clear_message(seeded_database
         (["list", "no-such-org", "--reason", "x", "--by", "ada"], "no live organization is named 'no-such-org'"),
         (["list", "ORG", "--reason", "   ", "--by", "ada"], "--reason must not be empty"),
         (["list", "ORG", "--reason", "x" * 1001, "--by", "ada"], "at most 1000 are kept"),
-        (["list", "ORG", "--reason", "a\x1b[2Jb", "--by", "ada"], "--reason holds control characters"),
+        (["list", "ORG", "--reason", "a\x1b[2Jb", "--by", "ada"], "--reason holds U+001B"),
+        (["list", "ORG", "--reason", "a\x7fb", "--by", "ada"], "--reason holds U+007F"),
+        (["list", "ORG", "--reason", "a\x85b", "--by", "ada"], "--reason holds U+0085"),
+        (
+            ["list", "ORG", "--reason", "asked \u202eevil", "--by", "ada"],
+            "U+202E (RIGHT-TO-LEFT OVERRIDE, category Cf)",
+        ),
+        (["list", "ORG", "--reason", "a\u2067b\u2069", "--by", "ada"], "--reason holds U+2067"),
+        (["list", "ORG", "--reason", "ok\u200b", "--by", "ada"], "--reason holds U+200B"),
+        (["list", "ORG", "--reason", "\u200d\u200c \u200d", "--by", "ada"], "--reason holds no visible character"),
+        (["list", "ORG", "--reason", "a\u2028b", "--by", "ada"], "--reason holds U+2028"),
+        (["list", "ORG", "--reason", "x", "--by", "ada\u202e"], "--by holds U+202E"),
+        (["list", "ORG", "--reason", "x", "--by", "a\nda"], "--by holds U+000A"),
         (["list", "ORG", "--reason", "x", "--by", ""], "say who you are with --by"),
     ],
 )
@@ -125,6 +137,14 @@ def test_bad_input_is_refused_and_nothing_is_written(
     assert message in result.stderr
     assert changes(seeded_database) == []
     assert organization(seeded_database, name)[1] is False
+
+
+def test_a_reason_in_any_script_with_joiners_and_lines_is_kept(seeded_database: TestDatabase) -> None:
+    name = an_unlisted_organization(seeded_database)
+    reason = "asked by \u0645\u0631\u06cc\u0645\u200c\u0647\u0627 (ticket 7)\n\t\U0001f469\u200d\U0001f4bb approved"
+    result = fleet(seeded_database, "list", name, "--reason", reason, "--by", "Zoë")
+    assert result.returncode == 0, result.stderr
+    assert [(c[3], c[4]) for c in changes(seeded_database)] == [("Zoë", reason)]
 
 
 def test_a_deleted_organization_is_not_found(seeded_database: TestDatabase) -> None:
@@ -160,7 +180,9 @@ def test_main_runs_in_process_too(seeded_database: TestDatabase, capsys: pytest.
         "TRUNCATE tenant.organization_listing_changes",
     ],
 )
-def test_the_audit_table_is_append_only_even_for_a_superuser(seeded_database: TestDatabase, statement: str) -> None:
+def test_the_audit_table_refuses_even_a_superusers_plain_statements(
+    seeded_database: TestDatabase, statement: str
+) -> None:
     name = an_unlisted_organization(seeded_database)
     assert fleet(seeded_database, "list", name, "--reason", "asked", "--by", "ada").returncode == 0
     with seeded_database.admin() as conn, pytest.raises(errors.InsufficientPrivilege, match="append-only"):
@@ -184,3 +206,15 @@ def test_the_staff_role_may_read_the_audit_table_and_no_service_role_may_write_i
         pytest.raises(errors.InsufficientPrivilege),
     ):
         conn.execute("SELECT count(*) FROM tenant.organization_listing_changes")
+
+
+def test_a_superuser_can_still_rewrite_the_audit_table_with_triggers_off(seeded_database: TestDatabase) -> None:
+    """The append-only trigger holds against every role but a superuser (and the owner, who may drop it):
+    a superuser turns triggers off with session_replication_role and is trusted (docs/security.md)."""
+    name = an_unlisted_organization(seeded_database)
+    assert fleet(seeded_database, "list", name, "--reason", "asked", "--by", "ada").returncode == 0
+    with seeded_database.admin() as conn:
+        conn.execute("SET session_replication_role = replica")
+        conn.execute("UPDATE tenant.organization_listing_changes SET reason = 'rewritten' WHERE changed_by = 'ada'")
+        conn.execute("SET session_replication_role = DEFAULT")
+    assert [c[4] for c in changes(seeded_database)] == ["rewritten"]

@@ -134,9 +134,24 @@ async def list_every_finding(
             return findings
 
 
+async def list_every_group(world: WebWorld, **filters: Any) -> list[Any]:
+    """Every entry of the grouped finding history (ListFindingHistory) the filters select, in its order."""
+    groups: list[Any] = []
+    token = ""
+    while True:
+        request = fleet_pb2.ListFindingHistoryRequest(page_size=500, page_token=token, **filters)
+        answer = await grpc_call(world, "ListFindingHistory", request)
+        groups += answer.findings
+        token = answer.next_page_token
+        if not token:
+            return groups
+
+
 async def test_drift_findings_by_kind(page: Page, web_world: WebWorld) -> None:
     kind = fleet_pb2.DRIFT_KIND_VERSION_MISMATCH
-    expected = {f.id for f in await list_every_finding(web_world, kind)}
+    expected = {g.latest.id for g in await list_every_group(web_world, kind=kind, open_only=True)}
+    # One row per finding: the open occurrences of the kind, each its finding's latest.
+    assert expected == {f.id for f in await list_every_finding(web_world, kind)}
     assert expected
     await open_dcim(page, web_world, "/drift")
     await page.wait_for(dcim_ready("drift"))
@@ -157,7 +172,7 @@ async def test_drift_findings_by_kind(page: Page, web_world: WebWorld) -> None:
 
 
 async def test_every_open_finding_is_listed_across_pages(page: Page, web_world: WebWorld) -> None:
-    expected = [f.id for f in await list_every_finding(web_world)]
+    expected = [g.latest.id for g in await list_every_group(web_world, open_only=True)]
     assert len(expected) > 100, "the world should need more than one page of findings"
     await open_dcim(page, web_world, "/drift")
     await page.wait_for(dcim_ready("drift"))
@@ -169,6 +184,7 @@ async def test_every_open_finding_is_listed_across_pages(page: Page, web_world: 
         "Array.from(document.querySelectorAll('#findings tbody tr'), (r) => r.dataset.findingId)"
     )
     assert shown == expected, "every open finding once, in the API's order"
+    assert sorted(shown) == sorted(f.id for f in await list_every_finding(web_world))
 
 
 # --- one cluster -----------------------------------------------------------------------------------
@@ -343,19 +359,8 @@ async def test_organizations_list_every_organization_and_show_markup_as_text(pag
 
 
 async def test_the_drift_history_lists_open_and_resolved_findings(page: Page, web_world: WebWorld) -> None:
-    expected: list[Any] = []
-    token = ""
-    while True:
-        answer = await grpc_call(
-            web_world,
-            "ListDriftFindings",
-            fleet_pb2.ListDriftFindingsRequest(page_size=500, page_token=token, include_resolved=True),
-        )
-        expected += answer.findings
-        token = answer.next_page_token
-        if not token:
-            break
-    resolved = {f.id for f in expected if f.HasField("resolved")}
+    expected = await list_every_group(web_world)
+    resolved = {g.latest.id for g in expected if not g.open}
     assert resolved, "the world should have resolved findings"
     await open_dcim(page, web_world, "/drift")
     await page.wait_for(dcim_ready("drift"))
@@ -370,7 +375,7 @@ async def test_the_drift_history_lists_open_and_resolved_findings(page: Page, we
     rows = await page.evaluate(
         "Array.from(document.querySelectorAll('#findings tbody tr'), (r) => [r.dataset.findingId, r.dataset.resolved])"
     )
-    assert [r[0] for r in rows] == [f.id for f in expected]
+    assert [r[0] for r in rows] == [g.latest.id for g in expected]
     assert {r[0] for r in rows if r[1] == "yes"} == resolved
     assert page.errors() == []
 
@@ -389,37 +394,35 @@ async def test_an_unlabeled_shoot_is_listed_under_its_own_kind(page: Page, web_w
     )
     assert await page.texts("#findings tbody .kind") == ["Unlabeled shoot"]
     row = (await page.table("#findings"))[0]
-    assert row[1] == "no cluster"
-    assert row[2] == web_world.fleet.organizations[0].name
-    assert row[3].endswith("/handmade")
+    assert row[2] == "no cluster"
+    assert row[3] == web_world.fleet.organizations[0].name
+    shoot = await page.evaluate(
+        "document.querySelector('#findings tbody .folded-details :is(.shoot-name, .shoot-link)').textContent"
+    )
+    assert str(shoot).endswith("/handmade")
     assert await page.evaluate("document.querySelector('#findings tbody [data-subject]').dataset.subject") == planted
 
 
 async def test_a_clusters_page_shows_its_finding_history(page: Page, web_world: WebWorld) -> None:
     cluster = web_world.fleet.clusters[0]
-    with web_world.database.admin() as conn:
-        expected = [
-            str(r[0])
-            for r in conn.execute(
-                "SELECT id FROM tenant.drift_findings WHERE cluster_id = %s AND resolved IS NOT NULL"
-                " ORDER BY resolved DESC, id DESC",
-                (cluster.id,),
-            )
-        ]
-    assert expected, "the first cluster of the world has a finding history"
+    expected = [g.latest.id for g in await list_every_group(web_world, cluster_id=str(cluster.id))]
+    assert any(not g.open for g in await list_every_group(web_world, cluster_id=str(cluster.id))), (
+        "the first cluster of the world has a finding history"
+    )
     await open_dcim(page, web_world, f"/clusters/{cluster.id}")
     await page.wait_for(dcim_ready("cluster"))
     await page.screenshot("dcim-platform-cluster-history")
-    history = await page.table("#cluster-history")
-    assert len(history) == len(expected)
-    assert all(row[-1] for row in history), "every resolved finding shows when it was resolved"
+    shown = await page.evaluate(
+        "Array.from(document.querySelectorAll('#cluster-history tbody tr'), (r) => r.dataset.findingId)"
+    )
+    assert shown == expected, "one row per finding, most recently opened first"
     await page.click("#history-link")
     await page.wait_for(dcim_ready("drift", "resolved=1"))
     await page.wait_for(PAGING_DONE)
-    shown = await page.evaluate(
-        "Array.from(document.querySelectorAll('#findings tbody tr[data-resolved=yes]'), (r) => r.dataset.findingId)"
+    listed = await page.evaluate(
+        "Array.from(document.querySelectorAll('#findings tbody tr'), (r) => r.dataset.findingId)"
     )
-    assert set(shown) == set(expected)
+    assert listed == expected
 
 
 async def test_an_organizations_page_shows_who_changed_its_listing_and_why(page: Page, web_world: WebWorld) -> None:
@@ -437,3 +440,27 @@ async def test_an_organizations_page_shows_who_changed_its_listing_and_why(page:
         ["unlisted" if owner.listed_publicly else "listed", "operator", "asked to"],
     ]
     assert page.errors() == []
+
+
+async def test_the_ledger_shows_a_worker_pools_machine_type_and_bounds(page: Page, web_world: WebWorld) -> None:
+    with web_world.database.admin() as conn:
+        row = conn.execute(
+            "SELECT c.id FROM tenant.clusters c WHERE c.deleted IS NULL"
+            " AND c.organization_id <> tenant.system_organization_id() ORDER BY c.id LIMIT 1"
+        ).fetchone()
+        assert row is not None
+        conn.execute(
+            "INSERT INTO tenant.infrastructure_resources (cluster_id, resource_type, resource_id, name, billable,"
+            " created, last_seen, details) VALUES (%s, 'gardener.workerpool', 'shoot-uid', 'pool-under-test', false,"
+            ' now(), now(), \'{"machine_type": "m5.4xlarge", "minimum": 0, "maximum": 7}\')',
+            (row[0],),
+        )
+    await open_dcim(page, web_world, "/ledger?type=gardener.workerpool")
+    await page.wait_for(dcim_ready("ledger"))
+    await page.wait_for(PAGING_DONE)
+    await page.screenshot("dcim-platform-ledger-worker-pools")
+    shown = await page.evaluate(
+        "[...document.querySelectorAll('#resources tbody tr')].map(r =>"
+        " [r.querySelector('.resource-name').textContent, r.querySelector('.worker-pool')?.textContent])"
+    )
+    assert ["pool-under-test", "m5.4xlarge, 0 to 7 nodes"] in shown

@@ -54,9 +54,11 @@ def finding_details(world: WebWorld, finding_id: str, details: dict[str, Any]) -
 
 
 async def show_all(page: Page, list_id: str) -> None:
+    """Every page of the list, with every finding's folded details unfolded (what a reader opens)."""
     if await page.evaluate(PAGING_MORE):
         await page.click(f"#{list_id}-all")
     await page.wait_for(PAGING_DONE)
+    await page.evaluate("document.querySelectorAll('details.folded-details').forEach((d) => { d.open = true; })")
 
 
 # --- drift details ---------------------------------------------------------------------------------
@@ -110,9 +112,9 @@ async def test_drift_details_read_as_sentences_with_links_to_the_cluster_and_the
         ["cluster-link", f"#/clusters/{cluster_id}"],
         ["shoot-link", f"{GARDENER_DASHBOARD}/namespace/{shoot_namespace}/shoots/{shoot_name}"],
     ]
-    # The Shoot column links to the same place.
-    shoot_cell = f"#findings tr[data-finding-id='{finding_id}'] td:nth-child(4) a"
-    assert await page.evaluate(f'document.querySelector("{shoot_cell}").href') == links[1][1]
+    # The Cluster column links to the same cluster.
+    cluster_cell = f"#findings tr[data-finding-id='{finding_id}'] td[data-label='Cluster'] a"
+    assert await page.evaluate(f"document.querySelector(\"{cluster_cell}\").getAttribute('href')") == links[0][1]
 
 
 def details_reconcile_writes(kind: str) -> dict[str, Any]:
@@ -351,16 +353,16 @@ async def test_the_summary_charts_the_fleets_recorded_trends_and_the_range_is_in
     }
     assert await page.evaluate("document.querySelectorAll('#trends svg polyline').length") == 5
 
-    await page.click("#trend-ranges a[data-range='1d']")
-    await page.wait_for(dcim_ready("summary", "range=1d"))
-    assert await page.evaluate("document.querySelector('#trends').dataset.range") == "1d"
+    await page.click("#trend-ranges a[data-range='24h']")
+    await page.wait_for(dcim_ready("summary", "range=24h"))
+    assert await page.evaluate("document.querySelector('#trends').dataset.range") == "24h"
     assert {k: v[0] for k, v in (await chart_values(page)).items()} == dict.fromkeys(
         ("clusters", "attention", "nodes", "pods", "findings"), rounds
     )
     await page.click("#trend-ranges a[data-range='30d']")
     await page.wait_for(dcim_ready("summary", "range=30d"))
     await page.evaluate("history.back()")
-    await page.wait_for(dcim_ready("summary", "range=1d"))
+    await page.wait_for(dcim_ready("summary", "range=24h"))
     assert page.errors() == []
 
 

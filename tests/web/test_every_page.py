@@ -52,6 +52,7 @@ PAGES = (
     DcimPage("drift", "drift", lambda w: "/drift"),
     DcimPage("drift-history", "drift", lambda w: "/drift?resolved=1"),
     DcimPage("ledger", "ledger", lambda w: "/ledger?destroyed=1"),
+    DcimPage("usage", "usage", lambda w: f"/organizations/{_first_organization(w)}/usage"),
 )
 
 

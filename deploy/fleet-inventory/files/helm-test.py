@@ -44,7 +44,9 @@ def _decoded(body: bytes) -> dict[str, object]:
 def grpc_call(address: str, path: str) -> tuple[grpc.StatusCode, bytes | None]:
     """A gRPC unary call with an empty message: (status code, response bytes or None)."""
     with grpc.insecure_channel(address) as channel:
-        call = channel.unary_unary(path, request_serializer=None, response_deserializer=None)
+        call: grpc.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
+            path, request_serializer=None, response_deserializer=None
+        )
         try:
             answer: bytes = call(b"", timeout=TIMEOUT_SECONDS)
             return grpc.StatusCode.OK, answer

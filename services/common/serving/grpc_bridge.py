@@ -14,6 +14,7 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import Headers, RequestContext
 from google.protobuf import message_factory
 from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.message import Message
 
 from services.common.serving.request_stack import RequestStack
 
@@ -31,7 +32,12 @@ def _snake(name: str) -> str:
 
 
 def grpc_generic_handler(
-    impl: object, service: ServiceDescriptor, stack: RequestStack, *, headers_as_trailers: bool = False
+    impl: object,
+    service: ServiceDescriptor,
+    stack: RequestStack,
+    *,
+    headers_as_trailers: bool = False,
+    remember_last: bool = False,
 ) -> grpc.GenericRpcHandler:
     """A grpc.aio handler serving every unary method of `service` from `impl` through `stack`.
 
@@ -39,6 +45,11 @@ def grpc_generic_handler(
     metadata with `headers_as_trailers`. The choice is about cost: grpc.aio sends custom initial
     metadata in a batch of its own before the response (one more trip through gRPC core per call),
     while trailing metadata rides in the response's final batch.
+
+    With `remember_last`, each method's serializer keeps the bytes of the last message it encoded and
+    answers the same message object again without encoding it: a service that answers one cached,
+    never-modified message (the public overview) pays for its encoding once per read, as its Connect
+    codecs do (`connect_codecs(remember_last=True)`).
     """
     handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {}
     for md in service.methods:
@@ -58,9 +69,40 @@ def grpc_generic_handler(
         handlers[md.name] = grpc.unary_unary_rpc_method_handler(
             _grpc_unary(function, info, stack, headers_as_trailers=headers_as_trailers),
             request_deserializer=request_class.FromString,
-            response_serializer=response_class.SerializeToString,
+            response_serializer=_RememberLast() if remember_last else response_class.SerializeToString,
         )
     return grpc.method_handlers_generic_handler(service.full_name, handlers)
+
+
+class _RememberLast:
+    """A response serializer that encodes each new message once; the same object again costs nothing."""
+
+    __slots__ = ("_encoded", "_message")
+
+    def __init__(self) -> None:
+        self._message: Message | None = None
+        self._encoded = b""
+
+    def __call__(self, message: Message) -> bytes:
+        if message is not self._message:
+            # Encoded before it is remembered: a message that fails to encode is never kept.
+            self._encoded = message.SerializeToString()
+            self._message = message
+        return self._encoded
+
+
+class _GrpcRequestContext(RequestContext[Any, Any]):
+    """A Connect request context over a gRPC call, asking gRPC for the peer only if something reads it
+    (the log line of a call, which a cached call at DEBUG never writes)."""
+
+    def __init__(self, context: grpc.aio.ServicerContext[Any, Any], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._grpc_context = context
+
+    @property
+    def client_address(self) -> str | None:
+        peer: str = self._grpc_context.peer()
+        return peer
 
 
 def _grpc_unary(
@@ -73,12 +115,12 @@ def _grpc_unary(
     async def handle(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         remaining = context.time_remaining()
         metadata = context.invocation_metadata() or ()
-        ctx: RequestContext[Any, Any] = RequestContext(
+        ctx: RequestContext[Any, Any] = _GrpcRequestContext(
+            context,
             method=info,
             http_method="POST",
             request_headers=Headers([(k, str(v)) for k, v in metadata if not k.endswith("-bin")]),
             timeout_ms=None if remaining is None else int(remaining * 1000),
-            client_address=context.peer(),
         )
         try:
             response = await stack.run(ctx, "grpc", lambda: function(request, ctx))

@@ -27,6 +27,7 @@ from google.protobuf.descriptor import ServiceDescriptor
 from psycopg_pool import AsyncConnectionPool
 from starlette.types import ASGIApp
 
+from common import tracing
 from common.database import make_pool
 from common.errors import PortUnavailable, SchemaTooOld
 from common.logs import configure_logging
@@ -84,6 +85,8 @@ class ApiShape:
     grpc_options: Sequence[tuple[str, int]] = ()
     headers_as_trailers: bool = False
     """Send response headers to gRPC clients as trailing metadata (see `grpc_generic_handler`)."""
+    remember_last: bool = False
+    """The service answers one cached message object: gRPC encodes it once (see `grpc_generic_handler`)."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,11 @@ async def serving_api(
                 methods=[method.name for method in shape.service.methods],
             )
             grpc_handler = grpc_generic_handler(
-                parts.implementation, shape.service, parts.stack, headers_as_trailers=shape.headers_as_trailers
+                parts.implementation,
+                shape.service,
+                parts.stack,
+                headers_as_trailers=shape.headers_as_trailers,
+                remember_last=shape.remember_last,
             )
             server = ApiServer(
                 http, asgi, [grpc_handler], [shape.service.full_name], readiness, grpc_options=shape.grpc_options
@@ -185,6 +192,7 @@ def api_main(
     try:
         settings = settings_from_env(os.environ)
         malloc = malloc_settings_from_env(os.environ)
+        tracing.configured(os.environ)
     except SettingsError as e:
         sys.stderr.write(f"{prog}: {e}\n")
         return 2
@@ -193,4 +201,10 @@ def api_main(
     configure_logging(settings.logging.level, json=settings.logging.json and not args.log_text)
     # psycopg's pool logs every connection request at INFO; its warnings (lost connections) are enough.
     logging.getLogger("psycopg.pool").setLevel(max(logging.WARNING, logging.getLogger().level))
-    return asyncio.run(serve_until_signal(running(settings)))
+    # Before the pool opens, so its connections trace their statements; flushed on the way out.
+    stop_tracing = tracing.start(os.environ, service_name=prog)
+    try:
+        return asyncio.run(serve_until_signal(running(settings)))
+    finally:
+        if stop_tracing is not None:
+            stop_tracing()

@@ -9,16 +9,20 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from connectrpc.request import Headers, RequestContext
 from prometheus_client import Counter, Histogram
 
+from common import tracing
 from common.logs import request_id_var
 from services.common.errors import map_errors
 from services.common.metrics import RPC_DURATION, RPC_REQUESTS
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +78,42 @@ class RequestStack:
     still set its own value of one (the public API's max-age is set per answer)."""
 
     async def run(self, ctx: RequestContext[Any, Any], protocol: str, call: Callable[[], Awaitable[RES]]) -> RES:
+        tracer = tracing.tracer()
+        if tracer is None:
+            return await self._run(ctx, protocol, call, None)
+        # A SERVER span per call, continuing the caller's trace (W3C traceparent, or OTEL_PROPAGATORS'),
+        # current while the call runs so that its statements and log lines belong to it. Attached by
+        # hand: contextlib's two generators around it cost more than the span's own bookkeeping.
+        from opentelemetry import context, trace  # noqa: PLC0415 - loaded once tracing is on
+        from opentelemetry.propagate import extract  # noqa: PLC0415
+
+        method = ctx.method
+        headers = ctx.request_headers
+        carrier = {name: value for name in _PROPAGATED if (value := headers.get(name)) is not None}
+        span = tracer.start_span(
+            f"{method.service_name}/{method.name}",
+            context=extract(carrier),
+            kind=trace.SpanKind.SERVER,
+            attributes={
+                "rpc.system": "grpc" if protocol == "grpc" else "connect_rpc",
+                "rpc.service": method.service_name,
+                "rpc.method": method.name,
+            },
+        )
+        token = context.attach(trace.set_span_in_context(span))
+        try:
+            return await self._run(ctx, protocol, call, span)
+        finally:
+            context.detach(token)
+            span.end()
+
+    async def _run(
+        self,
+        ctx: RequestContext[Any, Any],
+        protocol: str,
+        call: Callable[[], Awaitable[RES]],
+        span: Span | None,
+    ) -> RES:
         method = ctx.method
         incoming = ctx.request_headers.get("x-request-id", "")
         request_id = incoming if _REQUEST_ID.match(incoming) else new_request_id()
@@ -100,6 +140,8 @@ class RequestStack:
             elapsed = time.perf_counter() - started
             _requests_counter(method.service_name, method.name, protocol, code_name).inc()
             _duration_histogram(method.service_name, method.name, protocol).observe(elapsed)
+            if span is not None:
+                _end_span(span, protocol, code_name, subject)
             level = self.success_log_level if code_name == "ok" else logging.INFO
             if logger.isEnabledFor(level):
                 self._log(level, ctx, protocol=protocol, code_name=code_name, elapsed=elapsed, subject=subject)
@@ -132,6 +174,37 @@ class RequestStack:
                 "http_method": ctx.http_method,
             },
         )
+
+
+# The headers a caller's trace context may come in (W3C Trace Context and Baggage, B3 if configured).
+_PROPAGATED = ("traceparent", "tracestate", "baggage", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-sampled")
+# Codes that say the server failed (OpenTelemetry's RPC conventions): only these mark a SERVER span an error.
+_SERVER_FAULTS = frozenset(
+    c.value for c in (Code.UNKNOWN, Code.INTERNAL, Code.UNAVAILABLE, Code.DATA_LOSS, Code.UNIMPLEMENTED,
+                      Code.DEADLINE_EXCEEDED)
+)  # fmt: skip
+# gRPC's numeric status of each Connect code name, for rpc.grpc.status_code.
+_GRPC_STATUS = {
+    "ok": 0, "canceled": 1, "unknown": 2, "invalid_argument": 3, "deadline_exceeded": 4, "not_found": 5,
+    "already_exists": 6, "permission_denied": 7, "resource_exhausted": 8, "failed_precondition": 9, "aborted": 10,
+    "out_of_range": 11, "unimplemented": 12, "internal": 13, "unavailable": 14, "data_loss": 15,
+    "unauthenticated": 16,
+}  # fmt: skip
+
+
+def _end_span(span: Span, protocol: str, code_name: str, subject: str | None) -> None:
+    # No request id: the call's log line holds it beside the trace id, and each attribute costs every span.
+    attributes: dict[str, str | int] = {}
+    if subject is not None:
+        attributes["enduser.id"] = subject
+    if protocol == "grpc":
+        attributes["rpc.grpc.status_code"] = _GRPC_STATUS[code_name]
+    elif code_name != "ok":
+        attributes["rpc.connect_rpc.error_code"] = code_name
+    if attributes:
+        span.set_attributes(attributes)
+    if code_name in _SERVER_FAULTS:
+        tracing.set_error(span, code_name, code_name)
 
 
 class ConnectStackInterceptor:

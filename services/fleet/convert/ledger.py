@@ -25,6 +25,15 @@ def infrastructure_resource(row: ResourceRow) -> fleet_pb2.InfrastructureResourc
         last_seen=row.last_seen,
         destroyed=row.destroyed,
         destroyed_reason=text(row.destroyed_reason),
+        worker_pool=_worker_pool(row),
+    )
+
+
+def _worker_pool(row: ResourceRow) -> fleet_pb2.WorkerPoolSpec | None:
+    if row.pool_machine_type is None or row.pool_minimum is None or row.pool_maximum is None:
+        return None
+    return fleet_pb2.WorkerPoolSpec(
+        machine_type=row.pool_machine_type, minimum=row.pool_minimum, maximum=row.pool_maximum
     )
 
 

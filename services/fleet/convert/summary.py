@@ -11,7 +11,7 @@ from fundament.fleet.v1 import fleet_pb2
 from common import clusterstatus
 from common.clusterstatus import ClusterStatus
 from services.fleet.convert.scalars import age_seconds, kind_to_proto, status_to_proto
-from services.fleet.queries.summary import FleetTotalsRow, KindCountRow, LoopRow, StatusInputsRow
+from services.fleet.queries.summary import FleetTotalsRow, KindCountRow, LoopRow, StandbyRow, StatusInputsRow
 
 
 def clusters_by_status(groups: Sequence[StatusInputsRow]) -> dict[ClusterStatus, int]:
@@ -47,8 +47,10 @@ def fleet_summary_response(
     now: datetime,
     *,
     totals_recorded: datetime | None = None,
+    standby: StandbyRow | None = None,
 ) -> fleet_pb2.GetFleetSummaryResponse:
     return fleet_pb2.GetFleetSummaryResponse(
+        standby=standby_replay(standby),
         organizations=totals.organizations,
         organizations_listed=totals.organizations_listed,
         clusters=totals.clusters,
@@ -87,3 +89,13 @@ def fleet_summary_response(
         read=now,
         totals_recorded=totals_recorded,
     )
+
+
+def standby_replay(row: StandbyRow | None) -> fleet_pb2.StandbyReplay | None:
+    """The standby's replay lag, or None (the field unset) when the answer was read from the primary."""
+    if row is None:
+        return None
+    replay = fleet_pb2.StandbyReplay(lag_milliseconds=row.lag_milliseconds or 0)
+    if row.last_replayed is not None:
+        replay.last_replayed.FromDatetime(row.last_replayed)
+    return replay

@@ -30,7 +30,7 @@ def list_usage_response(
             cluster_name=group.cluster_name or "",
             resource_type=group.resource_type,
         )
-        for index, (start, end) in enumerate(zip(starts, ends, strict=True), start=1):
+        for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
             row = found.get((ordinal, index))
             message.steps.append(
                 fleet_pb2.UsageStep(

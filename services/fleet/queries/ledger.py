@@ -30,6 +30,10 @@ class ResourceRow:
     last_seen: datetime
     destroyed: datetime | None
     destroyed_reason: str | None
+    pool_machine_type: str | None = None
+    """A gardener.workerpool row's machine type, minimum and maximum; None for every other type."""
+    pool_minimum: int | None = None
+    pool_maximum: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,16 @@ SELECT r.id,
        r.created,
        r.last_seen,
        r.destroyed,
-       r.destroyed_reason
+       r.destroyed_reason,
+       -- A worker pool's spec as reconcile last read it (docs/collector.md, 'The infrastructure ledger').
+       CASE WHEN r.resource_type = 'gardener.workerpool' AND jsonb_typeof(r.details -> 'machine_type') = 'string'
+                 AND jsonb_typeof(r.details -> 'minimum') = 'number'
+                 AND jsonb_typeof(r.details -> 'maximum') = 'number'
+            THEN r.details ->> 'machine_type' END AS pool_machine_type,
+       CASE WHEN r.resource_type = 'gardener.workerpool' AND jsonb_typeof(r.details -> 'minimum') = 'number'
+            THEN (r.details ->> 'minimum')::integer END AS pool_minimum,
+       CASE WHEN r.resource_type = 'gardener.workerpool' AND jsonb_typeof(r.details -> 'maximum') = 'number'
+            THEN (r.details ->> 'maximum')::integer END AS pool_maximum
 FROM tenant.infrastructure_resources AS r
 JOIN tenant.clusters AS c ON c.id = r.cluster_id
 JOIN tenant.organizations AS o ON o.id = c.organization_id

@@ -101,6 +101,19 @@ async def loop_freshness(conn: psycopg.AsyncConnection[Any]) -> list[LoopRow]:
     return await fetch_all(conn, QUERIES["loop_freshness"].sql, LoopRow, {})
 
 
+@dataclass(frozen=True, slots=True)
+class StandbyRow:
+    standby: bool
+    lag_milliseconds: int | None
+    last_replayed: datetime | None
+
+
+async def standby_replay(conn: psycopg.AsyncConnection[Any]) -> StandbyRow | None:
+    """How far the standby this session reads trails its primary; None on a primary."""
+    rows = await fetch_all(conn, QUERIES["standby_replay"].sql, StandbyRow, {})
+    return rows[0] if rows and rows[0].standby else None
+
+
 def is_recent(recorded: datetime, loops: Sequence[LoopRow], now: datetime) -> bool:
     """Whether totals recorded at `recorded` may stand for now: within three inventory intervals, the
     age at which a snapshot turns stale (a stopped collector's last totals are not shown as current)."""

@@ -109,3 +109,15 @@ ORDER BY f.kind;
 SELECT loops.loop, loops.last_completed, loops.interval_seconds, loops.shards, loops.shards_reporting
 FROM tenant.worker_loops AS loops
 ORDER BY loops.loop;
+
+-- name: standby_replay
+-- Called by FleetApi.get_fleet_summary: whether this session reads a hot standby and, if so, how far
+-- its replay trails the primary (0 once it replayed all it received; else the age of the last
+-- replayed commit). One row, from the server's own functions; nothing to read on a primary.
+SELECT pg_catalog.pg_is_in_recovery() AS standby,
+    CASE
+        WHEN NOT pg_catalog.pg_is_in_recovery() THEN 0
+        WHEN pg_catalog.pg_last_wal_receive_lsn() IS NOT DISTINCT FROM pg_catalog.pg_last_wal_replay_lsn() THEN 0
+        ELSE greatest(0, (extract(epoch FROM now() - pg_catalog.pg_last_xact_replay_timestamp()) * 1000)::bigint)
+    END AS lag_milliseconds,
+    pg_catalog.pg_last_xact_replay_timestamp() AS last_replayed

@@ -20,6 +20,7 @@ import psycopg
 from services.fleet.queries.base import BEFORE_ANY_TEXT, NIL_UUID, fetch_all, load
 
 QUERIES = load("usage.sql")
+_MICROSECOND = timedelta(microseconds=1)
 
 
 class UsageAggregate(StrEnum):
@@ -61,6 +62,13 @@ class UsageFilters:
         )
 
     @property
+    def step_microseconds(self) -> int:
+        """The step in microseconds; one step spanning the window when step_seconds is 0."""
+        if self.step_seconds == 0:
+            return (self.end - self.start) // _MICROSECOND
+        return self.step_seconds * 1_000_000
+
+    @property
     def step_starts(self) -> list[datetime]:
         """The start of every step: start, start + step, ... before end (one step when step is 0)."""
         if self.step_seconds == 0:
@@ -100,7 +108,7 @@ class UsageGroupRow:
 @dataclass(frozen=True, slots=True)
 class UsageStepRow:
     ordinal: int  # the group's position in the page, from 1
-    step: int  # the step's position in the window, from 1
+    step: int  # the step's position in the window, from 0
     lower_seconds: Decimal
     upper_seconds: Decimal
     peak: int
@@ -186,6 +194,8 @@ async def usage_steps(
         "organization_ids": [g.organization_id for g in groups],
         "cluster_ids": [g.cluster_id for g in groups],
         "resource_types": [g.resource_type for g in groups],
-        "step_starts": filters.step_starts,
+        "steps": len(filters.step_starts),
+        "step_us": filters.step_microseconds,
+        "window_us": (filters.end - filters.start) // _MICROSECOND,
     }
     return await fetch_all(conn, QUERIES["usage_steps"].sql, UsageStepRow, params)

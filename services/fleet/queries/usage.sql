@@ -107,8 +107,12 @@ LIMIT %(limit)s;
 -- probes before starts at one instant (intervals are half-open). The running sums are the number of
 -- rows present between one event and the next, so each segment adds count x length, and no segment
 -- crosses a step's start. The peak of a step is the largest upper count at its start or just after a
--- row started in it (the count rises nowhere else). Seconds are summed as numeric (microseconds
--- exact); width_bucket finds each event's step among %(step_starts)s.
+-- row started in it (the count rises nowhere else). Times are microseconds since the window's start
+-- (bigint, exact), a step is the integer quotient by %(step_us)s, the seconds are the sums / 10^6.
+--
+-- The rows of a group are read per cluster and type through infrastructure_resources_idx_usage: the
+-- LATERAL subqueries end in OFFSET 0 so the planner keeps them as per-cluster index scans (it cannot
+-- know the page holds a few groups and would otherwise hash-join against the whole ledger).
 WITH grp AS (
     SELECT g.organization_id, g.cluster_id, g.resource_type, g.ordinal
     FROM unnest(%(organization_ids)s::uuid[], %(cluster_ids)s::uuid[], %(resource_types)s::text[])
@@ -118,22 +122,32 @@ picked AS (
     SELECT g.ordinal, r.created, r.last_seen, r.destroyed
     FROM grp AS g
     JOIN tenant.clusters AS c ON c.organization_id = g.organization_id
-    JOIN tenant.infrastructure_resources AS r ON r.cluster_id = c.id AND r.resource_type = g.resource_type
+    CROSS JOIN LATERAL (
+        SELECT x.created, x.last_seen, x.destroyed
+        FROM tenant.infrastructure_resources AS x
+        WHERE x.cluster_id = c.id AND x.resource_type = g.resource_type
+          AND (%(include_non_billable)s::boolean OR x.billable)
+          AND x.created < %(end)s::timestamptz
+          AND greatest(x.created, %(start)s::timestamptz)
+              < least(coalesce(x.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+        OFFSET 0
+    ) AS r
     WHERE %(aggregate)s::text = 'organization'
       AND (%(cluster_id)s::uuid IS NULL OR c.id = %(cluster_id)s::uuid)
-      AND (%(include_non_billable)s::boolean OR r.billable)
-      AND r.created < %(end)s::timestamptz
-      AND greatest(r.created, %(start)s::timestamptz)
-          < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
     UNION ALL
     SELECT g.ordinal, r.created, r.last_seen, r.destroyed
     FROM grp AS g
-    JOIN tenant.infrastructure_resources AS r ON r.cluster_id = g.cluster_id AND r.resource_type = g.resource_type
+    CROSS JOIN LATERAL (
+        SELECT x.created, x.last_seen, x.destroyed
+        FROM tenant.infrastructure_resources AS x
+        WHERE x.cluster_id = g.cluster_id AND x.resource_type = g.resource_type
+          AND (%(include_non_billable)s::boolean OR x.billable)
+          AND x.created < %(end)s::timestamptz
+          AND greatest(x.created, %(start)s::timestamptz)
+              < least(coalesce(x.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+        OFFSET 0
+    ) AS r
     WHERE %(aggregate)s::text = 'cluster'
-      AND (%(include_non_billable)s::boolean OR r.billable)
-      AND r.created < %(end)s::timestamptz
-      AND greatest(r.created, %(start)s::timestamptz)
-          < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
     UNION ALL
     SELECT g.ordinal, r.created, r.last_seen, r.destroyed
     FROM grp AS g
@@ -149,12 +163,16 @@ picked AS (
           < least(coalesce(r.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
 ),
 clipped AS (
-    SELECT p.ordinal, p.s, p.u, least(greatest(p.last_seen, p.s), p.u) AS l
+    -- Each row's times as microseconds since the window's start (bigint): everything below is integer
+    -- arithmetic, exact and cheaper than numeric. s: start, u: upper end, l: lower end (s <= l <= u).
+    SELECT p.ordinal, p.s, p.u, least(greatest(p.l, p.s), p.u) AS l
     FROM (
         SELECT picked.ordinal,
-               picked.last_seen,
-               greatest(picked.created, %(start)s::timestamptz) AS s,
-               least(coalesce(picked.destroyed, %(now)s::timestamptz), %(end)s::timestamptz) AS u
+               (extract(epoch FROM greatest(picked.created, %(start)s::timestamptz) - %(start)s::timestamptz)
+                * 1000000)::bigint AS s,
+               (extract(epoch FROM least(coalesce(picked.destroyed, %(now)s::timestamptz), %(end)s::timestamptz)
+                                   - %(start)s::timestamptz) * 1000000)::bigint AS u,
+               (extract(epoch FROM picked.last_seen - %(start)s::timestamptz) * 1000000)::bigint AS l
         FROM picked
     ) AS p
 ),
@@ -167,7 +185,11 @@ events AS (
     UNION ALL
     SELECT grp.ordinal, probe.at, 1, 0, 0
     FROM grp
-    CROSS JOIN unnest(%(step_starts)s::timestamptz[] || %(end)s::timestamptz) AS probe(at)
+    CROSS JOIN (
+        SELECT k * %(step_us)s::bigint AS at FROM generate_series(0, %(steps)s::integer - 1) AS k
+        UNION ALL
+        SELECT %(window_us)s::bigint
+    ) AS probe
 ),
 running AS (
     SELECT e.ordinal,
@@ -180,11 +202,11 @@ running AS (
     WINDOW w AS (PARTITION BY e.ordinal ORDER BY e.at, e.rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
 SELECT r.ordinal::integer AS ordinal,
-       width_bucket(r.at, %(step_starts)s::timestamptz[]) AS step,
-       coalesce(sum(r.lower_count * extract(epoch FROM r.next_at - r.at)), 0)::numeric AS lower_seconds,
-       coalesce(sum(r.upper_count * extract(epoch FROM r.next_at - r.at)), 0)::numeric AS upper_seconds,
+       (r.at / %(step_us)s::bigint)::integer AS step,
+       coalesce(sum(r.lower_count * (r.next_at - r.at)), 0)::numeric / 1000000 AS lower_seconds,
+       coalesce(sum(r.upper_count * (r.next_at - r.at)), 0)::numeric / 1000000 AS upper_seconds,
        coalesce(max(r.upper_count) FILTER (WHERE r.rank > 0), 0)::bigint AS peak
 FROM running AS r
-WHERE r.at < %(end)s::timestamptz
-GROUP BY r.ordinal, width_bucket(r.at, %(step_starts)s::timestamptz[])
+WHERE r.at < %(window_us)s::bigint
+GROUP BY r.ordinal, r.at / %(step_us)s::bigint
 ORDER BY r.ordinal, step;

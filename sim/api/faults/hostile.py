@@ -15,6 +15,8 @@ controls its cluster's API server and everything in it) from sending it:
 | redirect | a 307 to the same path on another origin (`localhost` for `127.0.0.1` and back) |
 | value_bomb | a 200 JSON object of `count` MiB (default 15), almost all `[],[],…` (3 bytes a value) |
 | endless_pages | a 200 page of `count` (default 500) copies of the first item, its `continue` never ending |
+| huge_value | a Prometheus answer whose every sample value is `1e306` (finite, overflows once scaled) |
+| any_credentials | a Prometheus that takes any basic-auth pair (one that collects them, or answers for another shoot) |
 
 A value bomb is under the byte bounds; read as a list it has no items, as a Prometheus answer its
 series are the `[]`s.
@@ -254,3 +256,14 @@ def endless_page(reply: Reply, fault: Fault, page: int) -> Reply:
         + b"]}"
     )
     return Reply(200, "application/json", [body], reply.headers)
+
+
+def huge_values(reply: Reply) -> Reply:
+    """The Prometheus answer with every sample's value `1e306`."""
+    try:
+        answer = orjson.loads(b"".join(reply.chunks))
+        for series in answer["data"]["result"]:
+            series["value"][1] = "1e306"
+    except (orjson.JSONDecodeError, KeyError, TypeError, IndexError):
+        return reply
+    return Reply(reply.status, reply.content_type, [orjson.dumps(answer)], reply.headers)

@@ -57,6 +57,8 @@ class FaultKind(StrEnum):
     REDIRECT = "redirect"
     VALUE_BOMB = "value_bomb"
     ENDLESS_PAGES = "endless_pages"
+    HUGE_VALUE = "huge_value"
+    ANY_CREDENTIALS = "any_credentials"
 
     @classmethod
     def parse(cls, text: str) -> FaultKind:

@@ -16,7 +16,7 @@ from sim.api.objects.meta import Json, object_meta, with_managed_fields
 from sim.world import derive
 from sim.world.clock import rfc3339
 from sim.world.records import NamespaceRecord
-from sim.world.shoots import ProjectRecord, ShootState
+from sim.world.shoots import ADDONS, ExtensionSpec, ProjectRecord, ShootState
 
 GARDENER_GROUP = "core.gardener.cloud"
 GARDENER_VERSION = "v1beta1"
@@ -154,18 +154,44 @@ def render_shoot(shoot: ShootState, api_url: str) -> Json:
                     for worker in shoot.workers
                 ],
             },
-            "purpose": "production",
+            "purpose": "evaluation" if shoot.addons else "production",
             "region": shoot.region,
             "seedName": "local-seed",
         },
         "status": status,
     }
+    if shoot.extensions:
+        obj["spec"]["extensions"] = [_extension(extension) for extension in shoot.extensions]
+    if shoot.addons:
+        obj["spec"]["addons"] = {name: {"enabled": name in shoot.addons} for name in sorted({*ADDONS, *shoot.addons})}
     obj["metadata"]["generation"] = shoot.generation
     if shoot.deleting:
         obj["metadata"]["deletionTimestamp"] = changed
         obj["metadata"]["deletionGracePeriodSeconds"] = 0
         obj["metadata"]["annotations"]["confirmation.gardener.cloud/deletion"] = "true"
     return with_managed_fields(obj, "fundament-cluster-worker", "gardenlet")
+
+
+# What each extension of the catalogue is configured with, as its documentation shows it.
+_PROVIDER_CONFIGS: dict[str, Json] = {
+    "shoot-dns-service": {
+        "apiVersion": "service.dns.extensions.gardener.cloud/v1alpha1",
+        "kind": "DNSConfig",
+        "syncProvidersFromShootSpecDNS": True,
+    },
+    "shoot-cert-service": {
+        "apiVersion": "service.cert.extensions.gardener.cloud/v1alpha1",
+        "kind": "CertConfig",
+        "shootIssuers": {"enabled": True},
+    },
+}
+
+
+def _extension(extension: ExtensionSpec) -> Json:
+    if extension.disabled:
+        return {"type": extension.type, "disabled": True}
+    config = _PROVIDER_CONFIGS.get(extension.type)
+    return {"type": extension.type, **({"providerConfig": config} if config is not None else {})}
 
 
 def render_project(project: ProjectRecord) -> Json:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 
-from sim.api.objects.meta import object_meta
+from sim.api.objects.meta import object_meta, owner_reference
 from sim.api.prometheus.history import ScrapeHistory
 from sim.world import derive
 from sim.world.shoots import ShootState
@@ -120,7 +120,9 @@ def render_secret(shoot: ShootState, *, prometheus_url: str, plutono_url: str, p
             created=shoot.created,
             labels={"gardener.cloud/role": "monitoring"},
             annotations={"prometheus-url": prometheus_url, "plutono-url": plutono_url, "url": plutono_url},
-        ),
+        )
+        # Gardener's one controller reference, to the Shoot (whose uid the collector checks).
+        | {"ownerReferences": [owner_reference("core.gardener.cloud/v1beta1", "Shoot", shoot.name, shoot.uid)]},
         "type": "Opaque",
         "data": {"username": b64(USERNAME), "password": b64(password)},
     }

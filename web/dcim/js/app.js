@@ -3,6 +3,7 @@
 //   #/summary?range=7d              totals, statuses, drift per kind, freshness of both loops, trends
 //   #/organizations?q=..&order=..&desc=1   every organization (searched, sorted, paged)
 //   #/organizations/<id>?range=7d   one organization, its trends and the changes of its public listing
+//   #/organizations/<id>/usage?month=2026-11   one organization's usage per type in a month, as CSV too
 //   #/clusters?q=..&order=..&desc=1&status=..&attention=1&stale=1&org=..&region=..&deleted=1
 //                                   the cluster list (searched, sorted, paged)
 //   #/clusters/<id>                 one cluster: node pools, projects, namespaces, findings, ledger
@@ -35,6 +36,7 @@ import { ledgerView } from "./views/ledger.js";
 import { organizationView } from "./views/organization.js";
 import { organizationsView } from "./views/organizations.js";
 import { summaryView } from "./views/summary.js";
+import { usageView } from "./views/usage.js";
 
 const view = document.getElementById("view");
 const account = document.getElementById("account");
@@ -43,6 +45,31 @@ const account = document.getElementById("account");
 const SUMMARY_REFRESH_MS = 30000;
 let generation = 0;
 let refreshTimer = 0;
+// Set when the person asked to call with DCIM's session cookie alone (no token in this browser); kept
+// in this browser until the API refuses a call, so the next visit does not ask again.
+const SESSION_KEY = "fleet.dcim.session";
+let useSessionCookie = readSessionChoice();
+
+function readSessionChoice() {
+  try {
+    return localStorage.getItem(SESSION_KEY) === "cookie";
+  } catch {
+    return false;
+  }
+}
+
+function keepSessionChoice(on) {
+  useSessionCookie = on;
+  try {
+    if (on) {
+      localStorage.setItem(SESSION_KEY, "cookie");
+    } else {
+      localStorage.removeItem(SESSION_KEY);
+    }
+  } catch {
+    // Storage refused: the choice lasts as long as this page.
+  }
+}
 
 function parseRoute() {
   const fragment = window.location.hash.replace(/^#/, "") || "/summary";
@@ -52,7 +79,14 @@ function parseRoute() {
 }
 
 function resolve({ segments, params }) {
-  const [first = "summary", second] = segments;
+  const [first = "summary", second, third] = segments;
+  if (first === "organizations" && second && third === "usage") {
+    return {
+      name: "usage",
+      tab: "organizations",
+      render: () => usageView(decodeURIComponent(second), params),
+    };
+  }
   if (first === "organizations" && second) {
     return {
       name: "organization",
@@ -115,14 +149,20 @@ function showAccount() {
       id: "sign-out",
       onclick: () => {
         forgetToken();
+        keepSessionChoice(false);
         route();
       },
     },
-    "Forget token",
+    "Sign out",
   );
   const expires = storedTokenExpiry();
-  const until = expires ? h("span", { class: "expires" }, ` until ${formatTime(new Date(expires).toISOString())} `) : " ";
-  replace(account, token ? [about && about.who ? `Token for ${about.who}` : "Token set", until, signOut] : []);
+  const who = about && about.who ? about.who : "a DCIM token";
+  const until = expires ? ` until ${formatTime(new Date(expires).toISOString())}` : "";
+  // One short line in the header (the full text is the title and the accessible name).
+  replace(
+    account,
+    token ? [h("span", { class: "who", title: `Signed in as ${who}${until}` }, `Signed in as ${who}`), signOut] : [],
+  );
 }
 
 function scheduleSummaryRefresh(current) {
@@ -161,6 +201,13 @@ async function route({ quiet = false } = {}) {
   if (!quiet) {
     replace(view, h("p", { class: "muted" }, "Loading…"));
   }
+  if (!storedToken() && !useSessionCookie) {
+    // Without a token every call would be refused (a 401 in the console for nothing): ask first. A
+    // DCIM session cookie for the API's host still works, on request ("Use my DCIM session").
+    showSignIn("none");
+    setState(target.name, "signed-out");
+    return;
+  }
   if (!adminApiUrl()) {
     const text = "This DCIM has no fleet API configured (adminApiUrl is empty).";
     replace(view, h("p", { class: "notice bad", id: "not-configured" }, text));
@@ -183,18 +230,38 @@ async function route({ quiet = false } = {}) {
     }
     if (error.code === "unauthenticated") {
       // A refused stored token is dropped, so the next attempt is not the same refused token.
+      const hadToken = Boolean(storedToken());
+      const hadSession = useSessionCookie;
       forgetToken();
+      keepSessionChoice(false);
       showAccount();
-      replace(
-        view,
-        signInPanel(error.message, () => route()),
-      );
+      showSignIn(hadToken ? "refused" : hadSession ? "no-session" : "none", error.message);
       setState(target.name, "signed-out");
       return;
     }
     replace(view, errorNotice(error));
     setState(target.name, "error");
   }
+}
+
+// The sign-in panel: `why` is "none" (no token yet), "refused" (the API refused the stored token) or
+// "no-session" (no DCIM session cookie either); `detail` is the API's own words, kept folded.
+function showSignIn(why, detail = "") {
+  replace(
+    view,
+    signInPanel({
+      why,
+      detail,
+      onSignedIn: () => {
+        keepSessionChoice(false);
+        route();
+      },
+      onUseSession: () => {
+        keepSessionChoice(true);
+        route();
+      },
+    }),
+  );
 }
 
 // A list that failed while the person searched: the same sign-in or notice as a failed view, in place.

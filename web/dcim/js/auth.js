@@ -9,7 +9,7 @@
 // removed when it is read. Why not the `dcim_auth` cookie: that cookie belongs to the API's host and
 // only DCIM's sign-in can set it; this page runs on an origin of its own and cannot set a cookie the
 // browser would send to the API. The page still calls with credentials included, so where DCIM has
-// set that cookie it works as well. "Forget token" removes the entry, which signs out every tab (the
+// set that cookie it works as well. "Sign out" removes the token, which signs out every tab (the
 // others hear it through the `storage` event).
 
 import { h } from "/common/dom.js";
@@ -109,8 +109,15 @@ export function describeToken(token) {
   }
 }
 
-// The sign-in notice: why the API refused, and a field to paste a DCIM token into.
-export function signInPanel(reason, onSignedIn) {
+// Why a person is asked to sign in, in their words (the API's developer message is folded below).
+const SIGN_IN_REASONS = {
+  none: "This browser holds no DCIM token yet.",
+  refused: "The token this browser held was not accepted: it has expired or is not a DCIM staff token.",
+  "no-session": "The fleet API did not accept this browser's DCIM session: it has ended or was never opened here.",
+};
+
+// The sign-in notice: why, a field to paste a DCIM token into, and a way to use DCIM's own session.
+export function signInPanel({ why = "none", detail = "", onSignedIn, onUseSession }) {
   const input = h("textarea", {
     id: "token-input",
     name: "token",
@@ -135,13 +142,20 @@ export function signInPanel(reason, onSignedIn) {
     input,
     h("br"),
     h("button", { type: "submit" }, "Sign in"),
+    " ",
+    why === "none" && onUseSession
+      ? h("button", { type: "button", id: "use-session", onclick: () => onUseSession() }, "Use my DCIM session")
+      : null,
   );
   return h(
     "section",
     { class: "notice bad", id: "sign-in", "aria-labelledby": "sign-in-title" },
-    h("p", { class: "title", id: "sign-in-title" }, "Sign in to see the platform."),
-    h("p", {}, "The fleet API needs a DCIM staff token. ", reason ? `It answered: ${reason}` : ""),
-    h("p", { class: "muted" }, "Open this page from DCIM, or paste a token below. It is kept in this browser until it expires."),
+    h("h1", { class: "title", id: "sign-in-title" }, "Sign in to see the platform"),
+    h("p", { id: "sign-in-reason", dataset: { why } }, SIGN_IN_REASONS[why] ?? SIGN_IN_REASONS.none),
+    h("p", { class: "muted" }, "Open this page from DCIM, or paste a DCIM staff token below. It is kept in this browser until it expires."),
     form,
+    detail
+      ? h("details", { class: "technical" }, h("summary", {}, "Technical details"), h("p", { class: "muted" }, detail))
+      : null,
   );
 }

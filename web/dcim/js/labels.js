@@ -41,6 +41,10 @@ export const RESOURCE_TYPES = [
   "kubernetes.loadbalancer",
   "kubernetes.ingress",
   "kubernetes.certificate",
+  "gardener.cluster",
+  "gardener.workerpool",
+  "gardener.extension",
+  "gardener.addon",
 ];
 
 export function statusLabel(status) {

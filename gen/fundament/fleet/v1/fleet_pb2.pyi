@@ -434,7 +434,7 @@ class GetFleetSummaryRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetFleetSummaryResponse(_message.Message):
-    __slots__ = ("organizations", "organizations_listed", "clusters", "projects", "namespaces", "clusters_ready", "nodes", "ready_nodes", "pods", "allocatable_pods", "cpu_allocatable_millicores", "memory_allocatable_bytes", "clusters_by_status", "clusters_needing_attention", "clusters_stale", "open_findings_by_kind", "loops", "read", "totals_recorded")
+    __slots__ = ("organizations", "organizations_listed", "clusters", "projects", "namespaces", "clusters_ready", "nodes", "ready_nodes", "pods", "allocatable_pods", "cpu_allocatable_millicores", "memory_allocatable_bytes", "clusters_by_status", "clusters_needing_attention", "clusters_stale", "open_findings_by_kind", "loops", "read", "totals_recorded", "standby")
     ORGANIZATIONS_FIELD_NUMBER: _ClassVar[int]
     ORGANIZATIONS_LISTED_FIELD_NUMBER: _ClassVar[int]
     CLUSTERS_FIELD_NUMBER: _ClassVar[int]
@@ -454,6 +454,7 @@ class GetFleetSummaryResponse(_message.Message):
     LOOPS_FIELD_NUMBER: _ClassVar[int]
     READ_FIELD_NUMBER: _ClassVar[int]
     TOTALS_RECORDED_FIELD_NUMBER: _ClassVar[int]
+    STANDBY_FIELD_NUMBER: _ClassVar[int]
     organizations: int
     organizations_listed: int
     clusters: int
@@ -473,7 +474,16 @@ class GetFleetSummaryResponse(_message.Message):
     loops: _containers.RepeatedCompositeFieldContainer[LoopFreshness]
     read: _timestamp_pb2.Timestamp
     totals_recorded: _timestamp_pb2.Timestamp
-    def __init__(self, organizations: _Optional[int] = ..., organizations_listed: _Optional[int] = ..., clusters: _Optional[int] = ..., projects: _Optional[int] = ..., namespaces: _Optional[int] = ..., clusters_ready: _Optional[int] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., allocatable_pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., clusters_by_status: _Optional[_Iterable[_Union[ClusterStatusCount, _Mapping]]] = ..., clusters_needing_attention: _Optional[int] = ..., clusters_stale: _Optional[int] = ..., open_findings_by_kind: _Optional[_Iterable[_Union[DriftKindCount, _Mapping]]] = ..., loops: _Optional[_Iterable[_Union[LoopFreshness, _Mapping]]] = ..., read: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., totals_recorded: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    standby: StandbyReplay
+    def __init__(self, organizations: _Optional[int] = ..., organizations_listed: _Optional[int] = ..., clusters: _Optional[int] = ..., projects: _Optional[int] = ..., namespaces: _Optional[int] = ..., clusters_ready: _Optional[int] = ..., nodes: _Optional[int] = ..., ready_nodes: _Optional[int] = ..., pods: _Optional[int] = ..., allocatable_pods: _Optional[int] = ..., cpu_allocatable_millicores: _Optional[int] = ..., memory_allocatable_bytes: _Optional[int] = ..., clusters_by_status: _Optional[_Iterable[_Union[ClusterStatusCount, _Mapping]]] = ..., clusters_needing_attention: _Optional[int] = ..., clusters_stale: _Optional[int] = ..., open_findings_by_kind: _Optional[_Iterable[_Union[DriftKindCount, _Mapping]]] = ..., loops: _Optional[_Iterable[_Union[LoopFreshness, _Mapping]]] = ..., read: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., totals_recorded: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., standby: _Optional[_Union[StandbyReplay, _Mapping]] = ...) -> None: ...
+
+class StandbyReplay(_message.Message):
+    __slots__ = ("lag_milliseconds", "last_replayed")
+    LAG_MILLISECONDS_FIELD_NUMBER: _ClassVar[int]
+    LAST_REPLAYED_FIELD_NUMBER: _ClassVar[int]
+    lag_milliseconds: int
+    last_replayed: _timestamp_pb2.Timestamp
+    def __init__(self, lag_milliseconds: _Optional[int] = ..., last_replayed: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class ClusterStatusCount(_message.Message):
     __slots__ = ("status", "clusters")

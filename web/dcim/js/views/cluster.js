@@ -1,14 +1,15 @@
 // One cluster in full (GetCluster): node pools with their snapshots, projects, namespaces with pod
-// counts, open drift findings, the finding history (resolved findings, newest first) and ledger
-// counts. Not paged: the API bounds these per cluster (the history to its newest 100).
+// counts, open drift findings, a timeline of its findings (open and the newest 100 resolved), the
+// finding history grouped by finding (ListFindingHistory, paged) and ledger counts.
 
 import { h, table } from "/common/dom.js";
 import { count, formatBytes, formatCount, formatDuration, formatMillicores, timeElement } from "/common/format.js";
 import { fleet } from "../api.js";
 import { badge, statusBadge } from "../labels.js";
-import { findingColumns } from "./drift.js";
+import { findingColumns, historyTable } from "./drift.js";
 import { href } from "./links.js";
 import { namespaceName } from "./names.js";
+import { findingTimeline } from "./timeline.js";
 import { versionMismatch } from "./versions.js";
 
 function facts(id, pairs) {
@@ -149,9 +150,9 @@ function ledgerCounts(rows) {
         "tr",
         { id: "ledger-total" },
         h("th", { scope: "row" }, "Total"),
-        h("td", { class: "num" }, formatCount(active)),
-        h("td", { class: "num" }, formatCount(billable)),
-        h("td", { class: "num" }, formatCount(active - billable)),
+        h("td", { class: "num", dataset: { label: "Active" } }, formatCount(active)),
+        h("td", { class: "num", dataset: { label: "Billable" } }, formatCount(billable)),
+        h("td", { class: "num", dataset: { label: "Not billable" } }, formatCount(active - billable)),
       ),
     ),
   );
@@ -198,10 +199,20 @@ function section(title, id, items, columns, emptyText) {
 }
 
 export async function clusterView(id) {
-  const answer = await fleet("GetCluster", { id, includeResolved: true });
+  const [answer, grouped] = await Promise.all([
+    fleet("GetCluster", { id, includeResolved: true }),
+    historyTable({
+      id: "cluster-history",
+      caption: "Finding history, one row per finding, most recently opened first",
+      filters: { clusterId: id, openOnly: false, kind: "DRIFT_KIND_UNSPECIFIED", organizationId: "" },
+      onCluster: true,
+      emptyText: "No drift finding about this cluster so far.",
+    }),
+  ]);
   const c = answer.cluster ?? {};
   const findings = answer.openFindings ?? [];
   const history = answer.resolvedFindings ?? [];
+  const latest = Math.max(0, ...[...findings, ...history].map((f) => Date.parse(f.lastDetected ?? "") || 0));
   return [
     h("p", { class: "breadcrumbs" }, h("a", { href: "#/clusters" }, "Clusters"), " › ", c.name),
     h(
@@ -221,17 +232,14 @@ export async function clusterView(id) {
     section("Node pools", "node-pools", answer.nodePools ?? [], poolColumns, "No live node pools."),
     section("Projects", "projects", answer.projects ?? [], projectColumns, "No live projects."),
     section("Namespaces", "namespaces", answer.namespaces ?? [], namespaceColumns, "No live namespaces."),
-    section("Open drift findings", "cluster-findings", findings, findingColumns(), "No open drift findings."),
-    section(
-      "Finding history",
-      "cluster-history",
-      history,
-      findingColumns({ resolved: true }),
-      "No drift finding about this cluster was ever resolved.",
-    ),
+    section("Open drift findings", "cluster-findings", findings, findingColumns({ onCluster: true }), "No open drift findings."),
+    h("h2", { id: "finding-timeline-title" }, "Finding timeline"),
+    findingTimeline([...findings, ...history], latest),
     answer.resolvedFindingsTruncated
-      ? h("p", { class: "muted", id: "history-truncated" }, "Only the newest 100 resolved findings are shown.")
+      ? h("p", { class: "muted", id: "history-truncated" }, "The timeline shows the newest 100 resolved occurrences.")
       : null,
+    h("h2", { id: "cluster-history-title" }, "Finding history"),
+    grouped,
     h(
       "p",
       {},

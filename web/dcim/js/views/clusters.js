@@ -7,7 +7,7 @@
 // soft-deleted clusters).
 
 import { h } from "/common/dom.js";
-import { count, formatCount, formatDate, formatDuration, timeElement } from "/common/format.js";
+import { count, formatCount, formatMoment, formatDuration, timeElement } from "/common/format.js";
 import { pager } from "../api.js";
 import { STATUSES, badge, statusBadge } from "../labels.js";
 import { pagedTable } from "../paged.js";
@@ -20,7 +20,13 @@ export function clusterColumns({ showOrganization = true, order = null, link = n
   const sort = (label, key, options) => (order ? sortLink(label, key, order, link, options) : label);
   const sorted = (...keys) => (order ? ariaSort(order, ...keys) : null);
   return [
-    { label: "Cluster", header: sort("Cluster", "name"), ariaSort: sorted("name"), cell: (c) => clusterLink(c.id, c.name) },
+    {
+      label: "Cluster",
+      priority: true,
+      header: sort("Cluster", "name"),
+      ariaSort: sorted("name"),
+      cell: (c) => clusterLink(c.id, c.name),
+    },
     showOrganization
       ? {
           label: "Organization",
@@ -40,6 +46,7 @@ export function clusterColumns({ showOrganization = true, order = null, link = n
     { label: "Region", cell: (c) => h("span", { class: "nowrap" }, c.region) },
     {
       label: "Status",
+      priority: true,
       header: sort("Status", "since", { firstDesc: true }),
       ariaSort: sorted("since"),
       cell: statusCell,
@@ -84,7 +91,7 @@ function statusCell(c) {
   return [
     statusBadge(c.status),
     c.shootStatusChanged
-      ? h("span", { class: "since muted" }, timeElement(c.shootStatusChanged, `since ${formatDate(c.shootStatusChanged)}`))
+      ? h("span", { class: "since muted" }, timeElement(c.shootStatusChanged, `since ${formatMoment(c.shootStatusChanged)}`))
       : null,
   ];
 }
@@ -132,10 +139,20 @@ function snapshotCell(c) {
 function filtersForm(params, search) {
   const selected = new Set(params.getAll("status"));
   const current = paramsObject(params);
+  // On a phone the filters are folded (the list comes first), unless one is set.
+  const set = selected.size + ["attention", "stale", "deleted", "region", "org"].filter((k) => params.get(k)).length;
+  const phone = window.matchMedia("(max-width: 40rem)").matches;
   const form = h(
     "form",
     { id: "cluster-filters", class: "filters", "aria-label": "Filter clusters" },
     search,
+    h(
+      "details",
+      { class: "more-filters", open: !phone || set > 0 },
+      h("summary", {}, set ? `Filters (${set} set)` : "Filters"),
+      h(
+        "div",
+        { class: "filter-fields" },
     h(
       "fieldset",
       { class: "statuses" },
@@ -189,6 +206,8 @@ function filtersForm(params, search) {
       h("input", { type: "hidden", name: "orgName", value: params.get("orgName") ?? "" }),
     ),
     h("p", {}, h("button", { type: "submit" }, "Apply"), " ", h("a", { href: "#/clusters" }, "Clear filters")),
+      ),
+    ),
   );
   const apply = (event) => {
     event.preventDefault();
@@ -240,6 +259,7 @@ function clusterList(params, query, signal) {
     fetchPage: pager("ListClusters", "clusters", filters, { signal }),
     emptyText: query ? `No cluster matches “${query}” and these filters.` : "No cluster matches these filters.",
     rowAttributes: (c) => ({ dataset: { clusterId: c.id, cluster: c.name ?? "" } }),
+    rowKey: (c) => c.id,
     startToken: startToken(params, query),
     pageHref: (token) => href("/clusters", { ...paramsObject(params), q: query, page: token }),
   });

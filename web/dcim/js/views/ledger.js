@@ -8,7 +8,7 @@ import { formatCount, timeElement } from "/common/format.js";
 import { fleet, pager } from "../api.js";
 import { RESOURCE_TYPES, badge } from "../labels.js";
 import { pagedTable } from "../paged.js";
-import { chip, clusterLink, href, paramsObject } from "./links.js";
+import { chip, clusterLink, clusterNameFor, href, paramsObject } from "./links.js";
 import { namespaceName } from "./names.js";
 
 // Clusters whose namespace names are looked up at once (GetCluster each), for one page of rows.
@@ -43,21 +43,35 @@ function seenCell(r) {
 const columns = [
   {
     label: "Cluster",
+    priority: true,
     cell: (r) => [clusterLink(r.clusterId, r.clusterName), h("span", { class: "secondary muted" }, r.organizationName ?? "")],
   },
-  { label: "Type", cell: (r) => h("code", { class: "resource-type" }, r.resourceType ?? "") },
+  { label: "Type", priority: true, cell: (r) => h("code", { class: "resource-type" }, r.resourceType ?? "") },
   {
     label: "Namespace",
     cell: (r) =>
       r.namespace ? namespaceName(r.tenantNamespace?.name ?? "", r.namespace) : h("span", { class: "muted" }, "cluster-wide"),
   },
-  { label: "Name", cell: (r) => h("span", { class: "resource-name" }, r.name ?? "") },
+  {
+    label: "Name",
+    cell: (r) => [
+      h("span", { class: "resource-name" }, r.name ?? ""),
+      // A worker pool's machine type and autoscaler bounds, as its shoot says now (JSON leaves out zeros).
+      r.workerPool
+        ? h(
+            "span",
+            { class: "secondary muted worker-pool" },
+            `${r.workerPool.machineType ?? ""}, ${r.workerPool.minimum ?? 0} to ${r.workerPool.maximum ?? 0} nodes`,
+          )
+        : null,
+    ],
+  },
   { label: "Cloud id", cell: (r) => h("code", { class: "resource-id" }, r.resourceId ?? "") },
   { label: "Billable", cell: (r) => (r.billable ? badge("billable", "warn") : h("span", { class: "muted" }, "no")) },
   { label: "Seen", cell: seenCell },
 ];
 
-function filters(params) {
+function filters(params, clusterName) {
   const current = paramsObject(params);
   const type = h(
     "select",
@@ -107,7 +121,7 @@ function filters(params) {
     " ",
     params.get("cluster")
       ? chip(
-          `Cluster: ${params.get("clusterName") || params.get("cluster")}`,
+          `Cluster: ${clusterName}`,
           href("/ledger", { ...current, cluster: "", clusterName: "" }),
         )
       : null,
@@ -168,17 +182,17 @@ function totalsTable(rows, more, withDestroyed) {
   const types = [...byType.values()].sort((a, b) => a.type.localeCompare(b.type));
   const sum = (key) => types.reduce((total, t) => total + t[key], 0);
   const cells = (t) => [
-    h("td", { class: "num" }, formatCount(t.active)),
-    h("td", { class: "num" }, formatCount(t.billable)),
-    h("td", { class: "num" }, formatCount(t.active - t.billable)),
-    withDestroyed ? h("td", { class: "num" }, formatCount(t.destroyed)) : null,
+    h("td", { class: "num", dataset: { label: "Active" } }, formatCount(t.active)),
+    h("td", { class: "num", dataset: { label: "Billable" } }, formatCount(t.billable)),
+    h("td", { class: "num", dataset: { label: "Not billable" } }, formatCount(t.active - t.billable)),
+    withDestroyed ? h("td", { class: "num", dataset: { label: "Destroyed" } }, formatCount(t.destroyed)) : null,
   ];
   const caption = more
     ? `Totals of the ${formatCount(rows.length)} rows shown (more follow: “Show all” totals the whole list)`
     : "Totals";
   return h(
     "table",
-    { id: "ledger-totals", dataset: { complete: more ? "no" : "yes" } },
+    { id: "ledger-totals", class: "stack", dataset: { complete: more ? "no" : "yes" } },
     h("caption", {}, caption),
     h(
       "thead",
@@ -222,7 +236,8 @@ export async function ledgerView(params) {
     request.billable = params.get("billable") === "yes";
   }
   const totals = h("div", { class: "table-wrap totals", id: "ledger-totals-slot" });
-  const list = await pagedTable({
+  const [list, clusterName] = await Promise.all([
+    pagedTable({
     id: "resources",
     caption: "Ledger",
     noun: "resources",
@@ -236,7 +251,9 @@ export async function ledgerView(params) {
     }),
     startToken: params.get("page") ?? "",
     pageHref: (token) => href("/ledger", { ...paramsObject(params), page: token }),
-  });
+  }),
+    clusterNameFor(params.get("cluster"), params.get("clusterName"), fleet),
+  ]);
   return [
     h("h1", {}, "Ledger"),
     h(
@@ -244,7 +261,7 @@ export async function ledgerView(params) {
       { class: "lead" },
       "Infrastructure the inventory saw in each cluster, whoever created it: one row per lifetime of a resource.",
     ),
-    filters(params),
+    filters(params, clusterName),
     totals,
     list,
   ];

@@ -54,3 +54,20 @@ export function currentParams() {
   const index = fragment.indexOf("?");
   return new URLSearchParams(index >= 0 ? fragment.slice(index + 1) : "");
 }
+
+// The name a filter chip shows for cluster `id`: `known` (the link carried it) or the cluster's own
+// name, read once (GetCluster) when the address named the cluster by id alone; the id when unreadable.
+export async function clusterNameFor(id, known, read) {
+  if (!id || known) {
+    return known || "";
+  }
+  try {
+    const answer = await read("GetCluster", { id });
+    return answer.cluster?.name || id;
+  } catch (error) {
+    if (error.code === "canceled" || error.code === "unauthenticated") {
+      throw error;
+    }
+    return id;
+  }
+}

@@ -50,6 +50,12 @@ export async function organizationView(id, params = new URLSearchParams()) {
       ),
       h("dt", {}, "Clusters"),
       h("dd", {}, h("a", { href: href("/clusters", { org: org.id, orgName: org.name }) }, formatCount(org.clusters))),
+      h("dt", {}, "Usage"),
+      h(
+        "dd",
+        {},
+        h("a", { href: `#/organizations/${encodeURIComponent(org.id)}/usage`, id: "organization-usage" }, "usage per month"),
+      ),
       h("dt", {}, "Drift"),
       h("dd", {}, h("a", { href: href("/drift", { org: org.id, orgName: org.name }) }, "open findings")),
       h("dt", {}, "Created"),

@@ -16,6 +16,7 @@ function columns(order, link) {
   return [
     {
       label: "Organization",
+      priority: true,
       header: [sortLink("Organization", "alias", order, link), " ", h("span", { class: "muted" }, "/"), " ", sortLink("Name", "name", order, link)],
       ariaSort: ariaSort(order, "alias", "name"),
       cell: (org) => [

@@ -59,12 +59,13 @@ function freshness(loops) {
       ),
     );
   const columns = [
-    { label: "Loop", cell: (row) => row.label },
+    { label: "Loop", priority: true, cell: (row) => row.label },
     { label: "Last completed pass", cell: (row) => timeElement(row.loop?.lastCompleted) },
     { label: "Interval", cell: (row) => (row.loop ? formatDuration(row.loop.intervalSeconds) : "—"), numeric: true },
     { label: "Age", cell: (row) => (row.loop ? formatDuration(row.loop.ageSeconds) : "—"), numeric: true },
     {
       label: "State",
+      priority: true,
       cell: (row) =>
         badge(row.health.text, row.health.state === "ok" ? "ok" : "bad", { dataset: { loopState: row.health.state } }),
     },
@@ -74,6 +75,21 @@ function freshness(loops) {
     rendered.tBodies[0].rows[index].dataset.loop = row.name;
   });
   return [warnings, h("div", { class: "table-wrap" }, rendered)];
+}
+
+// Set when the staff API read this answer from a hot standby: how far the standby trails the primary,
+// beside the loops' freshness (everything above is at most that much older than on the primary).
+function standbyNote(standby) {
+  if (!standby) {
+    return null;
+  }
+  const lag = formatDuration(count(standby.lagMilliseconds) / 1000);
+  return h(
+    "p",
+    { class: "notice standby", id: "standby-lag" },
+    `Read from a hot standby that trails the primary by ${lag}`,
+    standby.lastReplayed ? [" (last replayed commit: ", timeElement(standby.lastReplayed), ")."] : ".",
+  );
 }
 
 export async function summaryView(params = new URLSearchParams()) {
@@ -94,6 +110,7 @@ export async function summaryView(params = new URLSearchParams()) {
   return [
     h("h1", {}, "Platform"),
     freshness(s.loops ?? []),
+    standbyNote(s.standby),
     h(
       "ul",
       { class: "cards", id: "summary-cards" },

@@ -7,7 +7,7 @@
 // a range older than its retention shows no points.
 
 import { h } from "/common/dom.js";
-import { count, formatCount, formatTime } from "/common/format.js";
+import { count, formatCount, formatDuration, formatTime } from "/common/format.js";
 import { fleet, serverNow } from "../api.js";
 import { href } from "./links.js";
 
@@ -16,12 +16,22 @@ const WIDTH = 320;
 const HEIGHT = 90;
 const PAD = 4;
 
+// Each range's step keeps a chart at 60 to 120 points. Ranges under a day read the fleet's per-round
+// history (kept 48 hours by default): at a one-minute step every inventory round is a point of its own.
+// An organization has hourly history only, so its short ranges hold at most a few points.
 export const RANGES = {
-  "1d": { label: "24 hours", seconds: 86400, step: 900 },
+  "1h": { label: "1 hour", seconds: 3600, step: 60 },
+  "6h": { label: "6 hours", seconds: 6 * 3600, step: 300 },
+  "24h": { label: "24 hours", seconds: 86400, step: 900 },
   "7d": { label: "7 days", seconds: 7 * 86400, step: 3600 },
   "30d": { label: "30 days", seconds: 30 * 86400, step: 6 * 3600 },
 };
+// Addresses written before the ranges were renamed keep working.
+const ALIASES = { "1d": "24h" };
 const DEFAULT_RANGE = "7d";
+// History shorter than this share of the range is called out as short.
+const SHORT_SHARE = 0.5;
+
 const ATTENTION = new Set(["CLUSTER_STATUS_UNHEALTHY", "CLUSTER_STATUS_ERROR", "CLUSTER_STATUS_LOST"]);
 
 const SERIES = [
@@ -105,9 +115,31 @@ function rangeLinks(path, params, current) {
 // range links (the view's own fragment). Never rejects for the trends alone: a failure is shown in
 // the section, and the rest of the view stays.
 export async function trendsSection({ organizationId = "", path, params = {}, rangeKey }) {
-  const key = Object.hasOwn(RANGES, rangeKey ?? "") ? rangeKey : DEFAULT_RANGE;
+  const asked = rangeKey ?? "";
+  const known = Object.hasOwn(RANGES, asked) ? asked : Object.hasOwn(ALIASES, asked) ? ALIASES[asked] : null;
+  const section = h("section", { id: "trends", "aria-labelledby": "trends-title", dataset: { range: known ?? "" } });
+  if (asked && !known) {
+    // A range this page does not know is refused in plain sight, never replaced by another one.
+    section.dataset.points = "0";
+    section.dataset.refused = asked;
+    section.append(
+      h("h2", { id: "trends-title" }, "Trends"),
+      h(
+        "p",
+        { class: "notice bad", id: "trends-refused", role: "alert" },
+        `“${asked}” is not a range this page knows. Pick one of: `,
+        Object.values(RANGES)
+          .map((r) => r.label)
+          .join(", "),
+        ".",
+      ),
+      rangeLinks(path, params, ""),
+    );
+    return section;
+  }
+  const key = known ?? DEFAULT_RANGE;
   const range = RANGES[key];
-  const section = h("section", { id: "trends", "aria-labelledby": "trends-title", dataset: { range: key } });
+  section.dataset.range = key;
   section.append(h("h2", { id: "trends-title" }, `Trends, last ${range.label}`), rangeLinks(path, params, key));
   let points;
   let start;
@@ -143,6 +175,24 @@ export async function trendsSection({ organizationId = "", path, params = {}, ra
   }
   // The x axis is the whole range asked for, so a gap or a short history shows as such.
   const times = points.map((p) => Date.parse(p.at));
+  const recorded = end - times[0];
+  if (points.length < 2 || recorded < range.seconds * 1000 * SHORT_SHARE) {
+    section.dataset.short = "yes";
+    section.append(
+      h(
+        "p",
+        { class: "notice warn", id: "short-history" },
+        h("strong", {}, "History is still short: "),
+        `${formatCount(points.length)} ${points.length === 1 ? "point" : "points"} since ${formatTime(points[0].at)}, `,
+        `${formatDuration(recorded / 1000)} of the ${range.label} shown.`,
+        organizationId
+          ? " An organization's totals are recorded once an hour."
+          : key === "1h" || key === "6h"
+            ? ""
+            : " The 1 hour and 6 hours ranges show every inventory round.",
+      ),
+    );
+  }
   section.append(
     h(
       "div",
@@ -154,7 +204,7 @@ export async function trendsSection({ organizationId = "", path, params = {}, ra
       { class: "muted trend-span" },
       `From ${formatTime(new Date(start).toISOString())} to ${formatTime(new Date(end).toISOString())}: `,
       `${formatCount(points.length)} points, the first ${formatTime(points[0].at)}`,
-      organizationId ? " (hourly)." : ".",
+      organizationId ? " (hourly)." : range.step < 3600 ? ` (every inventory round, one point per ${formatDuration(range.step)} at most).` : ".",
     ),
   );
   return section;
