@@ -1,7 +1,7 @@
 """Benchmark: ListUsage over a ledger of realistic size, against ListClusters page 1 in the same run.
 
     .venv/bin/python -m bench.fleet_usage [--dsn SUPERUSER_DSN] [--rounds 7] [--churn 2] [--rebuild]
-                                          [--json FILE]
+                                          [--organizations 10000] [--build-only] [--json FILE]
 
 On a copy of bench.fleet_api's world (the scale fleet: 10,000 organizations, 50,000 clusters), the
 ledger is replaced by three months of autoscaling churn on every cluster (bench/fleet_usage_ledger.sql:
@@ -16,7 +16,9 @@ stack logs, the median over rotating rounds. Targets, ratios of medians:
 - one organization's usage for that month by cluster (every group, one step): at most 2x.
 
 Also printed: the ledger's rows, rows per cluster per month, its size (table and indexes) and bytes per
-row, and one organization's month at daily steps, for context.
+row, and one organization's month at daily steps, for context. `--organizations 100` or `1000` runs on
+1% or 10% of the scale fleet (built in seconds or minutes instead of the better part of an hour on a
+busy machine): a page's cost depends on its organizations' rows, not on the fleet's size.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from psycopg import sql
 
 from bench.common import kept_postgres
 from bench.fleet_api import _settings, measured, prepare_world, staff_caller
+from bench.overview_function import SCALE
 from bench.runs import Benchmark, Options, Reading, Result, Run, largest
 from bench.table import Row, Target
 from common.database import load_queries
@@ -68,12 +71,13 @@ def _marker(seed: int, churn: int) -> str:
     return f"fleet_usage seed={seed} churn={churn} schema={schema_digest()[:16]} ledger={ledger}"
 
 
-def prepare_ledger(dsn: str, seed: int, churn: int, *, rebuild: bool) -> str:
+def prepare_ledger(dsn: str, seed: int, churn: int, *, rebuild: bool, organizations: int = SCALE.organizations) -> str:
     """The DSN of a copy of the admin world with the churned ledger, built only when needed."""
-    world = prepare_world(dsn, seed, rebuild=rebuild)
+    world = prepare_world(dsn, seed, rebuild=rebuild, organizations=organizations)
     world_name = psycopg.conninfo.conninfo_to_dict(world)["dbname"]
-    name = f"fleet_bench_usage_s{seed}_c{churn}"
-    marker = _marker(seed, churn)
+    suffix = "" if organizations == SCALE.organizations else f"_o{organizations}"
+    name = f"fleet_bench_usage_s{seed}_c{churn}{suffix}"
+    marker = _marker(seed, churn) + suffix
     target = psycopg.conninfo.make_conninfo(dsn, dbname=name)
     with psycopg.connect(dsn, autocommit=True) as admin:
         row = admin.execute(
@@ -246,13 +250,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="fleet seed (default 0)")
     parser.add_argument("--churn", type=int, default=DEFAULT_CHURN, help="autoscaled nodes per cluster per day")
     parser.add_argument("--rebuild", action="store_true", help="build the world and the ledger anew")
+    parser.add_argument(
+        "--organizations", type=int, default=SCALE.organizations, help="fleet size (default 10000: 50,000 clusters)"
+    )
     parser.add_argument("--build-only", action="store_true", help="build (or reuse) the ledger, measure nothing")
     parser.add_argument("--json", type=Path, help="also write the figures (medians in ms, ratios) to this file")
     args = parser.parse_args(argv)
-    if args.rounds < 1 or not 0 <= args.churn <= 24:
-        parser.error("--rounds >= 1 and --churn in 0..24")
+    if args.rounds < 1 or not 0 <= args.churn <= 24 or not 100 <= args.organizations <= SCALE.organizations:
+        parser.error(f"--rounds >= 1, --churn in 0..24 and --organizations in 100..{SCALE.organizations}")
     with kept_postgres(args.dsn, data_dir_name="bench-admin-pg") as dsn:
-        target = prepare_ledger(dsn, args.seed, args.churn, rebuild=args.rebuild)
+        target = prepare_ledger(dsn, args.seed, args.churn, rebuild=args.rebuild, organizations=args.organizations)
         if args.build_only:
             return 0
         figures = asyncio.run(run(target, args.rounds))

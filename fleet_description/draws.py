@@ -8,7 +8,10 @@ drawn too (version 4 shaped UUIDs from the stream), never taken from the system'
 from __future__ import annotations
 
 import random
+import threading
 from uuid import UUID
+
+from common.naming import project_name
 
 REGIONS = ("eu-west-1", "eu-central-1", "us-east-1", "ap-southeast-1")
 VERSIONS = ("1.30.8", "1.31.4", "1.32.2", "1.33.1")
@@ -39,9 +42,32 @@ def organization_id(seed: int, index: int) -> UUID:
     return random_uuid(stream(seed, "organization-id", index))
 
 
+# Organization names, drawn in index order so that each can be checked against those before it.
+_ORGANIZATION_NAMES: list[str] = []
+_PROJECTS_TAKEN: set[str] = set()
+_NAMES_LOCK = threading.Lock()
+
+
 def organization_name(index: int) -> str:
-    word = ORG_WORDS[index % len(ORG_WORDS)]
-    return word if index < len(ORG_WORDS) else f"{word}-{index}"
+    """The name of organization `index`: its word, then its index once the words are used up.
+
+    A Gardener project name keeps only six characters of the organization's name and 16 bits of its
+    hash, so among thousands of `cyberdyne-N` two would share a project, which Fundament could not
+    provision (the garden refuses the second). Such a name gets a suffix until its project is free, as a
+    person would pick another name.
+    """
+    with _NAMES_LOCK:
+        while len(_ORGANIZATION_NAMES) <= index:
+            at = len(_ORGANIZATION_NAMES)
+            word = ORG_WORDS[at % len(ORG_WORDS)]
+            name = word if at < len(ORG_WORDS) else f"{word}-{at}"
+            retry = 0
+            while project_name(name) in _PROJECTS_TAKEN:
+                retry += 1
+                name = f"{word}-{at}-{retry}"
+            _PROJECTS_TAKEN.add(project_name(name))
+            _ORGANIZATION_NAMES.append(name)
+        return _ORGANIZATION_NAMES[index]
 
 
 def minor_of(version: str) -> str:

@@ -58,8 +58,7 @@ def app_layer(image: Image) -> Layer:
     for path in image.paths:
         source = ROOT / path
         if source.is_dir():
-            skip = tuple(str(Path(e).relative_to(path)) for e in image.excluded if Path(path) in Path(e).parents)
-            layer.tree(source, f"{APP}/{path}", skip=skip)
+            layer.tree(source, f"{APP}/{path}")
         else:
             layer.file(f"{APP}/{path}", source.read_bytes())
     return layer

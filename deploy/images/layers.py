@@ -75,13 +75,11 @@ class Layer:
     def symlink(self, path: str, target: str) -> None:
         self.add(path, Entry(tarfile.SYMTYPE, 0o777, link=target))
 
-    def tree(self, source: Path, destination: str, *, skip: tuple[str, ...] = ()) -> None:
-        """A folder from disk, its byte code and caches left out; `skip` names sub-paths to leave out too."""
+    def tree(self, source: Path, destination: str) -> None:
+        """A folder from disk, its byte code and caches left out."""
         for path in sorted(source.rglob("*")):
             relative = path.relative_to(source)
             if "__pycache__" in relative.parts or path.suffix == ".pyc":
-                continue
-            if any(relative == Path(s) or Path(s) in relative.parents for s in skip):
                 continue
             target = f"{destination}/{relative.as_posix()}"
             if path.is_symlink():

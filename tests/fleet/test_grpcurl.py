@@ -77,6 +77,7 @@ async def test_every_method_answers_through_grpcurl(shared_fleet_api: FleetApiUn
         "GetFleetTrends": ({"start": "2025-12-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"}, None),
         "GetOrganization": ({"id": str(shared_fleet_api.world.fleet.organizations[0].id)}, "listingChanges"),
         "ListUsage": ({"page_size": 3, "start": (NOW - timedelta(days=10)).isoformat()}, "groups"),
+        "ListFindingHistory": ({"page_size": 3, "open_only": True}, "findings"),
     }
     assert set(requests) == {m.name for m in SERVICE.methods}
     for method, (body, field) in requests.items():

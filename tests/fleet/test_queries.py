@@ -78,15 +78,6 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
         after=(NOW, SOME_ID),
         limit=3,
     ),
-    "list_finding_history": lambda conn: findings.list_finding_history(
-        conn,
-        filters=findings.HistoryFilters(
-            kind="missing_shoot", organization_id=SOME_ID, cluster_id=SOME_ID, open_only=True
-        ),
-        after=(NOW, NOW, "missing_shoot", "x"),
-        now=NOW,
-        limit=3,
-    ),
     "list_infrastructure_resources": lambda conn: ledger.list_infrastructure_resources(
         conn,
         filters=ledger.ResourceFilters(
@@ -105,6 +96,16 @@ CALLS: dict[str, Callable[[Conn], Awaitable[object]]] = {
     "open_findings_by_kind": summary.open_findings_by_kind,
     "loop_freshness": summary.loop_freshness,
     "cluster_resolved_findings": lambda conn: findings.cluster_resolved_findings(conn, cluster_id=SOME_ID, limit=3),
+    "standby_replay": summary.standby_replay,
+    "list_finding_history": lambda conn: findings.list_finding_history(
+        conn,
+        filters=findings.HistoryFilters(
+            kind="orphan_shoot", organization_id=SOME_ID, cluster_id=SOME_ID, open_only=True
+        ),
+        after=(NOW, NOW, "orphan_shoot", "x"),
+        now=NOW,
+        limit=3,
+    ),
     "organization_listing_changes": lambda conn: organizations.organization_listing_changes(
         conn, organization_id=SOME_ID, limit=3
     ),

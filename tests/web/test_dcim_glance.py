@@ -273,6 +273,10 @@ async def test_on_a_phone_each_row_starts_with_its_important_cells(page: Page, w
         })()"""
     )
     assert first == [["Cluster", "Status"], True]
+    # The list comes before the filters: folded to one line until opened (none is set).
+    assert await page.evaluate("document.querySelector('#cluster-filters details.more-filters').open") is False
+    table_top = await page.evaluate("document.querySelector('#clusters tbody tr').getBoundingClientRect().top")
+    assert table_top < PHONE.height, "the first cluster is above the fold"
     # The content starts above the fold: the header is short.
     header = await page.evaluate("document.querySelector('.site-header').getBoundingClientRect().height")
     assert header <= 120

@@ -101,14 +101,13 @@ LIMIT %(limit)s;
 -- as arrays by position (their `ordinal`, 1-based); the rows of one group are picked by the branch of
 -- the aggregate (the other two branches fold away: %(aggregate)s is a constant of the plan).
 --
--- How a step is added up, exactly and in one sort: every row contributes events (its start: +1 to
--- both counts; its last sighting: -1 to the lower count; its end: -1 to the upper count), every step
--- start and the window's end contribute a probe (no change), per group in time order, ends before
--- probes before starts at one instant (intervals are half-open). The running sums are the number of
--- rows present between one event and the next, so each segment adds count x length, and no segment
--- crosses a step's start. The peak of a step is the largest upper count at its start or just after a
--- row started in it (the count rises nowhere else). Times are microseconds since the window's start
--- (bigint, exact), a step is the integer quotient by %(step_us)s, the seconds are the sums / 10^6.
+-- How a step is added up, exactly: the bounds are each row's interval clipped to each step it meets,
+-- summed (no sort). The peak needs a sweep: every row contributes its start (+1) and its end (-1),
+-- every step start a probe (no change), per group in time order, ends before probes before starts at
+-- one instant (intervals are half-open); the running sum is the number of rows present, and the peak
+-- of a step is the largest running sum at its start or just after a row started in it (the count
+-- rises nowhere else). Times are microseconds since the window's start (bigint, exact), a step is the
+-- integer quotient by %(step_us)s, the seconds are the sums / 10^6.
 --
 -- The rows of a group are read per cluster and type through infrastructure_resources_idx_usage: the
 -- LATERAL subqueries end in OFFSET 0 so the planner keeps them as per-cluster index scans (it cannot
@@ -176,37 +175,49 @@ clipped AS (
         FROM picked
     ) AS p
 ),
+pieces AS (
+    -- Each row's share of each step it meets: its interval clipped to the step, for both bounds.
+    SELECT c.ordinal,
+           k AS step,
+           greatest(0, least(c.l, (k + 1) * %(step_us)s::bigint) - greatest(c.s, k * %(step_us)s::bigint)) AS lower_us,
+           least(c.u, (k + 1) * %(step_us)s::bigint) - greatest(c.s, k * %(step_us)s::bigint) AS upper_us
+    FROM clipped AS c
+    CROSS JOIN LATERAL generate_series(c.s / %(step_us)s::bigint, (c.u - 1) / %(step_us)s::bigint) AS k
+),
+sums AS (
+    SELECT ordinal, step, sum(lower_us) AS lower_us, sum(upper_us) AS upper_us
+    FROM pieces
+    GROUP BY ordinal, step
+),
 events AS (
-    SELECT ordinal, s AS at, 2 AS rank, 1 AS du, CASE WHEN l > s THEN 1 ELSE 0 END AS dl FROM clipped
+    SELECT ordinal, s AS at, 2 AS rank, 1 AS delta FROM clipped
     UNION ALL
-    SELECT ordinal, l, 0, 0, -1 FROM clipped WHERE l > s
+    SELECT ordinal, u, 0, -1 FROM clipped
     UNION ALL
-    SELECT ordinal, u, 0, -1, 0 FROM clipped
-    UNION ALL
-    SELECT grp.ordinal, probe.at, 1, 0, 0
+    SELECT grp.ordinal, probe.at, 1, 0
     FROM grp
     CROSS JOIN (
         SELECT k * %(step_us)s::bigint AS at FROM generate_series(0, %(steps)s::integer - 1) AS k
-        UNION ALL
-        SELECT %(window_us)s::bigint
     ) AS probe
 ),
 running AS (
     SELECT e.ordinal,
            e.at,
            e.rank,
-           sum(e.du) OVER w AS upper_count,
-           sum(e.dl) OVER w AS lower_count,
-           lead(e.at) OVER w AS next_at
+           sum(e.delta) OVER (PARTITION BY e.ordinal ORDER BY e.at, e.rank ROWS UNBOUNDED PRECEDING) AS present
     FROM events AS e
-    WINDOW w AS (PARTITION BY e.ordinal ORDER BY e.at, e.rank ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+),
+peaks AS (
+    SELECT r.ordinal, r.at / %(step_us)s::bigint AS step, max(r.present) AS peak
+    FROM running AS r
+    WHERE r.rank > 0 AND r.at < %(window_us)s::bigint
+    GROUP BY r.ordinal, r.at / %(step_us)s::bigint
 )
-SELECT r.ordinal::integer AS ordinal,
-       (r.at / %(step_us)s::bigint)::integer AS step,
-       coalesce(sum(r.lower_count * (r.next_at - r.at)), 0)::numeric / 1000000 AS lower_seconds,
-       coalesce(sum(r.upper_count * (r.next_at - r.at)), 0)::numeric / 1000000 AS upper_seconds,
-       coalesce(max(r.upper_count) FILTER (WHERE r.rank > 0), 0)::bigint AS peak
-FROM running AS r
-WHERE r.at < %(window_us)s::bigint
-GROUP BY r.ordinal, r.at / %(step_us)s::bigint
-ORDER BY r.ordinal, step;
+SELECT p.ordinal::integer AS ordinal,
+       p.step::integer AS step,
+       coalesce(s.lower_us, 0)::numeric / 1000000 AS lower_seconds,
+       coalesce(s.upper_us, 0)::numeric / 1000000 AS upper_seconds,
+       p.peak::bigint AS peak
+FROM peaks AS p
+LEFT JOIN sums AS s ON s.ordinal = p.ordinal AND s.step = p.step
+ORDER BY p.ordinal, p.step;
