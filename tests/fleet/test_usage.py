@@ -268,6 +268,41 @@ async def test_usage_equals_a_brute_force_sum_over_the_ledger(fleet_api: FleetAp
             assert_same(got, want, name, f"seed {seed} {name} include_non_billable={include_non_billable}")
 
 
+async def test_the_longest_window_is_added_up_to_the_microsecond(fleet_api: FleetApiUnderTest) -> None:
+    """The query turns times into microseconds through a double (usage.sql): over the longest window
+    (366 days) with every time a few microseconds off a round one, each bound is still exact."""
+    rng = random.Random(366)
+    clusters = [c for c in clusters_of(fleet_api) if not c.system]
+    end = NOW - timedelta(microseconds=rng.randrange(10**6))
+    start = end - timedelta(days=366)
+    window = micros(end - start)
+    rows, want = [], {}
+    for cluster in clusters:
+        for resource_type in TYPES:
+            offsets = sorted(rng.randrange(1, window) for _ in range(3))
+            created, last_seen, destroyed = (start + o * MICROSECOND for o in offsets)
+            if rng.random() < 0.3:  # created before the window: clipped to its start
+                created = start - timedelta(days=rng.randrange(1, 900), microseconds=rng.randrange(10**6))
+            rows.append(Row(cluster, resource_type, True, created, last_seen, destroyed))
+            key = (
+                cluster.organization_name,
+                str(cluster.organization_id),
+                str(cluster.id),
+                cluster.name,
+                resource_type,
+            )
+            first = max(created, start)
+            want[key] = (micros(last_seen - first), micros(destroyed - first))
+    write_ledger(fleet_api, rows)
+    message = request(start, end, aggregate=fleet_pb2.USAGE_AGGREGATE_CLUSTER, page_size=100)
+    got = answer_of(await every_group(fleet_api, message))
+    assert set(got) == set(want)
+    for key, (lower_us, upper_us) in want.items():
+        ((lower, upper, peak),) = got[key]
+        # A double holds these seconds to about 10^-8 s: rounding to microseconds is exact.
+        assert (round(lower * 1e6), round(upper * 1e6), peak) == (lower_us, upper_us, 1), key
+
+
 async def test_filters_narrow_the_rows_as_the_ledger_listing_does(fleet_api: FleetApiUnderTest) -> None:
     rng = random.Random(99)
     clusters = clusters_of(fleet_api)
