@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
 import yaml
 
+from collector.inventory.loop import shard_of
 from tests.fixtures.deployables import INVENTORY, PUBLIC, RECONCILE, make_traffic, running_deployables
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.prometheus import RunningPrometheus, needs_prometheus, running_prometheus
@@ -31,11 +33,19 @@ RECONCILE_INTERVAL_SECONDS = 20
 NAMESPACE = "fleet"
 
 
+def _in_first_of_two_shards(cluster_label: str) -> bool:
+    try:
+        return shard_of(UUID(cluster_label), 2) == 0
+    except ValueError:  # the test fleet plants shoots whose label is no cluster id
+        return False
+
+
 @pytest.fixture
 def scraped(sim: SimUnderTest, sim_database: TestDatabase, tmp_path: Path) -> Iterator[RunningPrometheus]:
     """Both APIs and both workers running, traffic of every kind made, and Prometheus scraping them all."""
     # One shoot refuses the collector, so collections fail with a reason the rules and dashboard group by.
-    refusing = sim.serving_shoot()
+    # It must be one this inventory worker collects (shard 0 of 2 below).
+    refusing = sim.serving_shoot(lambda s: _in_first_of_two_shards(s.cluster_label))
     sim.control.fault(refusing.key, "forbidden", resource=None, seconds=0.0)
     settings = {
         PUBLIC: {"CACHE_TTL_SECONDS": "1", "READ_TIMEOUT_SECONDS": "0.5"},
