@@ -19,9 +19,10 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from collector.inventory.loop import ClusterResult, InventoryLoop, in_shard, shard_of
+from collector.inventory.loop import ClusterResult, InventoryLoop
 from collector.inventory.metrics import REGISTRY
 from collector.inventory.reading import ClusterRow, Reading
+from collector.inventory.shards import in_shard, shard_of
 from collector.inventory.sources import SOURCES, Discovered
 from collector.kube.errors import Forbidden
 from collector.mock import MockReader, mock_pod_count

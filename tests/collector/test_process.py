@@ -25,7 +25,7 @@ import orjson
 import pytest
 import yaml
 
-from collector.inventory.loop import in_shard
+from collector.inventory.shards import in_shard
 from collector.main import collect, main
 from collector.settings import Settings, Shard
 from common.health import OPERATIONS_MAX_CONNECTIONS

@@ -16,7 +16,7 @@ from uuid import UUID
 
 import pytest
 
-from collector.inventory.loop import in_shard, shard_of
+from collector.inventory.shards import in_shard, shard_of
 from collector.settings import Shard
 from tests.collector.test_process import DUPLICATES, Worker, ready_ids, real_worker_env, scalar
 from tests.fixtures.postgres import TestDatabase

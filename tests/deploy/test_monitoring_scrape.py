@@ -18,7 +18,7 @@ from uuid import UUID
 import pytest
 import yaml
 
-from collector.inventory.loop import shard_of
+from collector.inventory.shards import shard_of
 from tests.fixtures.deployables import INVENTORY, PUBLIC, RECONCILE, make_traffic, running_deployables
 from tests.fixtures.postgres import TestDatabase
 from tests.fixtures.prometheus import RunningPrometheus, needs_prometheus, running_prometheus
