@@ -10,6 +10,8 @@ out when chasing a bug. The APIs are not affected: grpc.aio and uvicorn run on t
 from __future__ import annotations
 
 import asyncio
+import logging
+import ssl
 from collections.abc import Callable, Coroutine, Mapping
 from typing import Any, TypeVar
 
@@ -18,6 +20,8 @@ import uvloop
 from common.settings import env_choice
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 EVENT_LOOPS = ("uvloop", "asyncio")
 DEFAULT_EVENT_LOOP = "uvloop"
@@ -43,4 +47,27 @@ def run(main: Coroutine[Any, Any, T], *, event_loop: str = DEFAULT_EVENT_LOOP) -
         main.close()  # never started: no "never awaited" warning on top of the error
         raise
     with asyncio.Runner(loop_factory=factory) as runner:
+        runner.get_loop().set_exception_handler(quiet_transport_errors)
         return runner.run(main)
+
+
+# What a peer can cause on one connection: it hangs up mid-handshake, resets, or the transport is
+# closed while TLS still has bytes to write (uvloop's "handler is closed").
+_PEER_CAUSED = (ConnectionError, ssl.SSLError, TimeoutError, RuntimeError)
+
+
+def quiet_transport_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """One line, no traceback, for a connection a peer broke; the default handler for the rest.
+
+    The loop reports these from inside its transports, after the request that used the connection
+    has already failed or finished with its own error; a traceback there reads like a bug in us.
+    """
+    error = context.get("exception")
+    on_connection = "transport" in context or "protocol" in context
+    if on_connection and isinstance(error, _PEER_CAUSED):
+        log.warning(
+            "connection closed with an error",
+            extra={"detail": context.get("message", ""), "error": f"{type(error).__name__}: {error}"},
+        )
+        return
+    loop.default_exception_handler(context)
