@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
 from typing import Any
 
 import psycopg
@@ -154,67 +155,20 @@ ROWS: dict[str, Callable[[FleetPart], Iterator[tuple[Any, ...]]]] = {
 }
 
 
-# What the triggers on the model grow as a seed writes it: the listing's upkeep and Fundament's outbox.
-GROWN_BY_TRIGGERS = ("cluster_listing", "cluster_search", "organization_totals", "cluster_outbox", "namespace_names")
-# Rows written between two ANALYZEs, at first; the gap doubles after each, so a write of n rows pays for
-# about log2(n) of them.
-FIRST_ANALYZE_ROWS = 1000
-
-
-@dataclass
-class _Statistics:
-    """When the seed next refreshes the planner's statistics, by rows written so far.
-
-    Triggers on these tables look rows up through plans their session caches, made from the statistics
-    of the moment. Statistics from before this transaction call every table empty (ANALYZE counts a
-    transaction's own rows, autovacuum cannot see them), so those plans scan the organizations or the
-    listing whole for each row written: a fleet's time grows with the square of its size (10,000
-    clusters took 4 minutes). An ANALYZE makes the cached plans plan again, as lookups by key.
-    """
-
-    written: int = 0
-    next_analyze: int = field(default_factory=lambda: FIRST_ANALYZE_ROWS)
-
-    def due(self) -> bool:
-        return self.written >= self.next_analyze
-
-    def analyzed(self) -> None:
-        self.next_analyze = 2 * max(self.written, self.next_analyze)
-
-
-def _analyze(cur: psycopg.Cursor[Any], table: str) -> None:
-    for name in (table, *GROWN_BY_TRIGGERS):
-        cur.execute(sql.SQL("ANALYZE {}").format(sql.Identifier("tenant", name)))
-
-
-def _copy(cur: psycopg.Cursor[Any], table: str, rows: Iterable[tuple[Any, ...]], statistics: _Statistics) -> int:
-    """COPY the rows into `table`, in pieces cut where the statistics are due a refresh."""
+def _copy(cur: psycopg.Cursor[Any], table: str, rows: Iterable[tuple[Any, ...]]) -> int:
     statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
         sql.Identifier("tenant", table), sql.SQL(", ").join(map(sql.Identifier, COLUMNS[table]))
     )
     written = 0
-    pending = iter(rows)
-    while True:
-        with cur.copy(statement) as copy:
-            for row in pending:
-                copy.write_row(row)
-                written += 1
-                statistics.written += 1
-                if statistics.due():
-                    break
-            else:
-                return written
-        _analyze(cur, table)
-        statistics.analyzed()
+    with cur.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
+            written += 1
+    return written
 
 
-def _write_batch(
-    cur: psycopg.Cursor[Any], batch: Sequence[FleetPart], statistics: dict[str, _Statistics]
-) -> WrittenCounts:
-    counts = {
-        table: _copy(cur, table, (row for part in batch for row in ROWS[table](part)), statistics[table])
-        for table in COLUMNS
-    }
+def _write_batch(cur: psycopg.Cursor[Any], batch: Sequence[FleetPart]) -> WrittenCounts:
+    counts = {table: _copy(cur, table, (row for part in batch for row in ROWS[table](part))) for table in COLUMNS}
     return WrittenCounts(**counts)
 
 
@@ -243,17 +197,62 @@ def write_parts(
             "SELECT set_config('fleet.listing_changed_by', %s, true), set_config('fleet.listing_reason', %s, true)",
             (SEED_AUTHOR, "listed in the generated fleet"),
         )
-        statistics = {table: _Statistics() for table in COLUMNS}
         batch: list[FleetPart] = []
-        for part in parts:
-            batch.append(part)
-            if len(batch) >= batch_organizations:
-                total += _write_batch(cur, batch, statistics)
-                batch.clear()
-                logger.info("seeded organizations", extra={"organizations": total.organizations})
-        if batch:
-            total += _write_batch(cur, batch, statistics)
+        with _listing_refreshed_once(cur):
+            for part in parts:
+                batch.append(part)
+                if len(batch) >= batch_organizations:
+                    total += _write_batch(cur, batch)
+                    batch.clear()
+                    logger.info("seeded organizations", extra={"organizations": total.organizations})
+            if batch:
+                total += _write_batch(cur, batch)
     return total
+
+
+# The listing's triggers that Fundament's own row triggers fire once per cluster row, several times each
+# (the outbox row a new cluster gets, the status it copies back onto the cluster).
+PER_ROW_LISTING_TRIGGERS = (
+    ("clusters", "fleet_cluster_listing_insert"),
+    ("clusters", "fleet_cluster_listing_update"),
+    ("cluster_outbox", "fleet_cluster_listing_insert"),
+    ("cluster_outbox", "fleet_cluster_listing_update"),
+)
+# What the listing's upkeep writes, analyzed with the model once it is written.
+LISTING_TABLES = ("cluster_listing", "cluster_search", "organization_totals", "namespace_names")
+
+
+def _set_triggers(cur: psycopg.Cursor[Any], state: str) -> None:
+    for table, trigger in PER_ROW_LISTING_TRIGGERS:
+        statement = sql.SQL("ALTER TABLE {} {} TRIGGER {}").format(
+            sql.Identifier("tenant", table), sql.SQL(state), sql.Identifier(trigger)
+        )
+        cur.execute(statement)
+
+
+def _analyze(cur: psycopg.Cursor[Any], tables: Iterable[str]) -> None:
+    for table in tables:
+        cur.execute(sql.SQL("ANALYZE {}").format(sql.Identifier("tenant", table)))
+
+
+@contextmanager
+def _listing_refreshed_once(cur: psycopg.Cursor[Any]) -> Iterator[None]:
+    """Refresh the listing once for every cluster written, instead of from each of those triggers.
+
+    Through them each cluster cost about eight refreshes of its listing row and its organization's
+    totals, planned on statistics that still called the tables empty: a fleet's time grew with the
+    square of its size (10,000 clusters took 4 minutes). They are switched off for this transaction only
+    (the seed owns the model it writes, which is empty; ALTER TABLE is transactional), and the refresh
+    they call runs once over every cluster at the end, so the listing is what they would have left.
+    The tables are analyzed first (ANALYZE counts the transaction's own rows), so that refresh and
+    whatever the caller writes next in this session plan with the fleet's real sizes.
+    """
+    _set_triggers(cur, "DISABLE")
+    yield
+    _set_triggers(cur, "ENABLE")
+    _analyze(cur, COLUMNS)
+    cur.execute("SELECT tenant.refresh_cluster_listing(ARRAY(SELECT c.id FROM tenant.clusters AS c))")
+    _analyze(cur, LISTING_TABLES)
 
 
 def write_fleet(conn: psycopg.Connection[Any], fleet: Fleet) -> WrittenCounts:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import uuid
+
 import psycopg
 import pytest
 from psycopg import sql
 
 from common.clusterstatus import cluster_status
+from common.organizations import SYSTEM_ORGANIZATION_ID
 from db.seed import write
 from db.seed.write import SeedError, write_fleet, write_parts
 from fleet_description.generate import generate, iter_parts
@@ -100,24 +104,32 @@ def test_seeded_statuses_in_sql_match_the_fleet(seeded_database: TestDatabase, s
     assert in_sql == expected
 
 
-def test_a_large_write_refreshes_the_statistics_as_it_goes_and_loses_no_row(
-    database: TestDatabase, monkeypatch: pytest.MonkeyPatch
+def test_the_listing_of_a_seeded_fleet_is_what_its_triggers_keep_and_they_are_on_again(
+    database: TestDatabase,
 ) -> None:
-    # Cut every COPY often: the statistics refreshed mid-write show in pg_class (ANALYZE is transactional),
-    # and the rows written across the cuts are exactly the fleet's.
-    monkeypatch.setattr(write, "FIRST_ANALYZE_ROWS", 4)
-    fleet = generate("test", 9)
+    # The seed refreshes the listing once at the end instead of through its per-row triggers: refreshing
+    # every cluster again changes nothing, and the triggers are enabled once the write is done. A cluster
+    # without projects (just ordered) gets its row too, though no project's trigger names it.
+    generated = generate("test", 9)
+    bare = next(c for c in generated.clusters if c.organization_id != SYSTEM_ORGANIZATION_ID)
+    bare = dataclasses.replace(bare, id=uuid.uuid4(), name="just-ordered")
+    fleet = dataclasses.replace(generated, clusters=(*generated.clusters, bare))
     with psycopg.connect(database.dsn()) as conn:
         write_fleet(conn, fleet)
+    listing = "SELECT l::text FROM tenant.cluster_listing AS l ORDER BY l.id"
+    totals = "SELECT t::text FROM tenant.organization_totals AS t ORDER BY t.organization_id"
     with database.admin() as conn:
-        assert table_counts(conn) == fleet_counts(fleet)
-        rows = conn.execute(
-            "SELECT c.relname, c.reltuples FROM pg_catalog.pg_class AS c"
-            " WHERE c.relnamespace = 'tenant'::regnamespace AND c.relname = ANY (%s)",
-            [["clusters", "namespaces", "cluster_listing", "cluster_outbox"]],
+        written = (conn.execute(listing).fetchall(), conn.execute(totals).fetchall())
+        conn.execute("SELECT tenant.refresh_cluster_listing(ARRAY(SELECT c.id FROM tenant.clusters AS c))")
+        refreshed = (conn.execute(listing).fetchall(), conn.execute(totals).fetchall())
+        states = conn.execute(
+            "SELECT t.tgrelid::regclass::text, t.tgname, t.tgenabled FROM pg_catalog.pg_trigger AS t"
+            " WHERE t.tgname LIKE 'fleet_cluster_listing_%%' AND t.tgrelid::regclass::text = ANY (%s)",
+            [["tenant.clusters", "tenant.cluster_outbox"]],
         ).fetchall()
-    analyzed = {str(name): float(str(tuples)) for name, tuples in rows}
-    # Each was analyzed while the write went on: it holds rows, at most as many as it holds now.
-    assert analyzed["clusters"] >= 4 and analyzed["clusters"] <= len(fleet.clusters)
-    assert analyzed["namespaces"] >= 4
-    assert analyzed["cluster_listing"] > 0 and analyzed["cluster_outbox"] > 0
+    # Every cluster but the system organization's has its row.
+    assert len(written[0]) == sum(1 for c in fleet.clusters if c.organization_id != SYSTEM_ORGANIZATION_ID)
+    assert written == refreshed
+    assert any(str(bare.id) in str(row[0]) for row in written[0])
+    assert len(states) == len(write.PER_ROW_LISTING_TRIGGERS)
+    assert {state for _, _, state in states} == {"O"}, states

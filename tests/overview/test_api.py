@@ -11,7 +11,7 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 
 import grpc
@@ -280,16 +280,27 @@ async def test_callers_that_give_up_do_not_cancel_the_read_for_the_others(databa
             assert running.cache.reading
             assert not patient.done()
         reply = await patient
-        after = metric_samples((await endpoints.http.get("/metrics")).text)
-    assert [organization.name for organization in reply.response.organizations] == ["acme"]
-    assert overview_queries(database) == 1
-    # The callers that gave up are counted as cancelled, each on its own protocol.
-    for protocol in ("grpc", "connect"):
-        key = (
-            "fleet_rpc_requests_total",
-            tuple(sorted({**PROCEDURE, "protocol": protocol, "code": "canceled"}.items())),
-        )
-        assert after.get(key, 0.0) - before.get(key, 0.0) == 1
+        assert [organization.name for organization in reply.response.organizations] == ["acme"]
+        assert overview_queries(database) == 1
+
+        # The callers that gave up are counted as cancelled, each on its own protocol, once their handlers
+        # find them gone (when the shared read they waited on ends, about when the patient caller's answer goes).
+        async def cancelled() -> dict[str, float]:
+            after = metric_samples((await endpoints.http.get("/metrics")).text)
+            counted = {}
+            for protocol in ("grpc", "connect"):
+                labels = tuple(sorted({**PROCEDURE, "protocol": protocol, "code": "canceled"}.items()))
+                key = ("fleet_rpc_requests_total", labels)
+                counted[protocol] = after.get(key, 0.0) - before.get(key, 0.0)
+            return counted
+
+        counted = await eventually_async(lambda: _when_both_counted(cancelled()), "both cancelled calls counted")
+    assert counted == {"grpc": 1, "connect": 1}
+
+
+async def _when_both_counted(counts: Awaitable[dict[str, float]]) -> dict[str, float] | None:
+    counted = await counts
+    return counted if all(counted.values()) else None
 
 
 async def test_cors_allows_the_console_origin_without_credentials_and_nobody_else(database: TestDatabase) -> None:
