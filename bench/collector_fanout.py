@@ -33,7 +33,8 @@ from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_n
 from bench.table import Point, Row, Target
 from bench.worker_side import clusters_with_a_shoot, worker_side
 from collector.inventory.garden_reader import GardenReader
-from collector.inventory.loop import InventoryLoop, RoundSummary
+from collector.inventory.loop import InventoryLoop
+from collector.inventory.results import RoundSummary
 from collector.inventory.shoot import DEFAULT_LEDGER_MAX_PER_TYPE
 from collector.inventory.sources import SOURCES
 from collector.kube.credential_cache import CredentialCache, renew_margin

@@ -43,9 +43,10 @@ from bench.runs import Benchmark, Options, Reading, Result, Run, largest, size_n
 from bench.table import Row, Target
 from bench.worker_side import clusters_with_a_shoot, worker_side
 from collector.inventory.garden_reader import GardenReader
-from collector.inventory.loop import InventoryLoop, RoundSummary
+from collector.inventory.loop import InventoryLoop
 from collector.inventory.monitoring_reader import MonitoringReader
 from collector.inventory.reading import ClusterReader, ClusterRow
+from collector.inventory.results import RoundSummary
 from collector.inventory.sources import SOURCES
 from collector.inventory.split import Split
 from collector.kube.credential_cache import CredentialCache, renew_margin

@@ -22,7 +22,6 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
@@ -30,10 +29,10 @@ from uuid import UUID
 from psycopg_pool import AsyncConnectionPool
 
 from collector.inventory import history_store, metrics, store
-from collector.inventory.ledger import LedgerCounts, TypeCounts, add_counts
 from collector.inventory.reading import ClusterReader, ClusterRow, CollectError, Reading
+from collector.inventory.results import ClusterResult, RoundSummary, summarize
 from collector.inventory.shards import in_shard
-from collector.inventory.sources import NOT_VISIBLE, OVER_CAP, Unlisted
+from collector.inventory.sources import NOT_VISIBLE, OVER_CAP
 from collector.kube.errors import KubeError
 from collector.settings import LIVENESS_INTERVALS, InventorySettings
 from common import tracing
@@ -46,47 +45,6 @@ logger = logging.getLogger(__name__)
 
 # Recording a failure may itself run out of time or find the database down: logged, never raised.
 _RECORDING_ERRORS: tuple[type[Exception], ...] = (TimeoutError, *store.DATABASE_ERRORS)
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterResult:
-    """How one cluster's collection went."""
-
-    cluster: ClusterRow
-    duration_seconds: float
-    reading: Reading | None = None
-    ledger: LedgerCounts | None = None
-    unread_namespaces: dict[UUID, str] = field(default_factory=dict)
-    """Namespace id -> why its count could not be told this time (it kept its last one)."""
-    error: str | None = None
-    reason: str | None = None
-    """A short label when it failed: a KubeError's reason, timeout, no_shoot, credential, database, internal."""
-    failure_recorded: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-@dataclass(frozen=True, slots=True)
-class RoundSummary:
-    """One round (or one on-demand collection) over a set of clusters."""
-
-    started: datetime
-    duration_seconds: float
-    results: tuple[ClusterResult, ...]
-    ledger: dict[str, TypeCounts] = field(default_factory=dict)
-    """Per resource type, summed over the clusters collected."""
-    unlisted: dict[str, int] = field(default_factory=dict)
-    """Per resource type, in how many collected clusters its source could not be listed."""
-
-    @property
-    def collected(self) -> int:
-        return sum(1 for r in self.results if r.ok)
-
-    @property
-    def failed(self) -> int:
-        return sum(1 for r in self.results if not r.ok)
 
 
 class InventoryLoop:
@@ -157,7 +115,7 @@ class InventoryLoop:
         async with asyncio.TaskGroup() as workers:
             for _ in range(min(self._settings.workers, len(clusters))):
                 workers.create_task(worker())
-        summary = _summarize(started_at, time.perf_counter() - started, results)
+        summary = summarize(started_at, time.perf_counter() - started, results)
         if full_round:
             metrics.ROUND_DURATION.observe(summary.duration_seconds)
             metrics.ROUND_CLUSTERS.set(len(clusters))
@@ -405,16 +363,3 @@ class InventoryLoop:
                 await asyncio.wait_for(stop.wait(), timeout=scheduled - now)
             except TimeoutError:
                 continue
-
-
-def _summarize(started: datetime, duration: float, results: Sequence[ClusterResult]) -> RoundSummary:
-    ledger: dict[str, TypeCounts] = {}
-    unlisted: dict[str, int] = {}
-    for result in results:
-        if result.ledger is None:
-            continue
-        add_counts(ledger, result.ledger.by_type)
-        for resource_type, why in result.ledger.unlisted.items():
-            if isinstance(why, Unlisted):
-                unlisted[resource_type] = unlisted.get(resource_type, 0) + 1
-    return RoundSummary(started, duration, tuple(results), ledger, unlisted)

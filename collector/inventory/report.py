@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TextIO
 
-from collector.inventory.loop import ClusterResult, RoundSummary
+from collector.inventory.results import ClusterResult, RoundSummary
 from collector.inventory.sources import RESOURCE_TYPES
 
 _BAR_WIDTH = 30

@@ -11,17 +11,13 @@ never through the typed models, which cost several times the CPU (docs/architect
 from the watch cache and are parsed as they stream'). What leaves here is plain dicts and
 TypedDicts (kube/objects.py), or a `KubeError` (kube/errors.py).
 
-Why asyncio rather than the sync client in threads: the collector bounds each cluster with
-INVENTORY_TIMEOUT_SECONDS. Cancelling an awaited aiohttp request closes its connection at once, so a hung
-shoot really frees its worker; a thread blocked in urllib3 cannot be cancelled and keeps its slot
-until its socket timeout, so a few hung shoots could starve a thread pool. Many idle-waiting
-requests (64 workers over 2,000 shoots) cost coroutines, not threads. Parsing holds the GIL either
-way, so threads would buy no CPU (docs/architecture.md, 'Asyncio with explicit timeouts and no
-hidden retries').
+Why asyncio rather than the sync client in threads: cancelling an awaited aiohttp request (at
+INVENTORY_TIMEOUT_SECONDS) closes its connection at once, so a hung shoot frees its worker, where a
+thread blocked in urllib3 keeps its slot until its socket timeout; parsing holds the GIL either way
+(docs/architecture.md, 'Asyncio with explicit timeouts and no hidden retries').
 
-Timeouts and retries are explicit: every call passes `_request_timeout` (seconds for the whole
-request including the body), the client's own retries are off (`Configuration.retries = None`, no
-client-go retries), and the caller decides what to do about a failure.
+Timeouts and retries are explicit: every call passes `_request_timeout` (the whole request, body
+included), the client's own retries are off, and the caller decides what to do about a failure.
 
 Every answer is bounded in bytes (kube/limits.py) and checked before it is read (kube/guards.py):
 bodies are asked for uncompressed and a compressed one is refused unread, lists stream through a
@@ -51,11 +47,7 @@ from kubernetes.aio.client.exceptions import OpenApiException
 
 from collector.kube import translate
 from collector.kube.credential import Credential, credential_from_kubeconfig, pem_paths
-from collector.kube.errors import (
-    BadResponse,
-    ConnectionFailed,
-    TooLarge,
-)
+from collector.kube.errors import BadResponse, ConnectionFailed, TooLarge
 from collector.kube.guards import JSON, refuse_redirects, require_https, require_json, require_size, too_large
 from collector.kube.limits import (
     CREDENTIAL_ANSWER_BYTES,
@@ -67,6 +59,7 @@ from collector.kube.limits import (
 )
 from collector.kube.liststream import DEFAULT_BATCH_BYTES, Items, ItemTooLarge, ListSplitter, MalformedList
 from collector.kube.objects import ListMeta
+from collector.kube.paging import PagedList, list_meta
 from collector.kube.values import count_values, loads_bounded
 from common.text import truncate
 
@@ -76,12 +69,6 @@ METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 
 _ERROR_BODY_LIMIT = 64 << 10
 _CHUNK = 1 << 20
-# Items a paged list may gather across its pages (each page is bounded by max_answer_bytes): five times
-# the 50,000 clusters of the largest fleet this system is sized for.
-MAX_PAGED_ITEMS = 250_000
-# Pages a paged list may take: twice what MAX_PAGED_ITEMS needs at the page size (a label selector
-# may leave pages short, even empty), so an endless chain of `continue` tokens ends.
-MIN_PAGES = 10
 
 
 def _configuration(server: str) -> Configuration:
@@ -291,7 +278,7 @@ class KubeClient:
                 raise BadResponse(f"{what}: {e}") from e
             except ItemTooLarge as e:
                 raise TooLarge(f"{what}: {e} ({e.bound})") from e
-        return _list_meta(rest, what)
+        return list_meta(rest, what)
 
     async def list_all(
         self,
@@ -306,35 +293,18 @@ class KubeClient:
 
         Any failure of any page, including 410 Gone for an expired continue token, raises: a partial
         list is never returned. Each page is bounded in bytes and values, and the pages together in
-        items (MAX_PAGED_ITEMS), values (GARDENER_MAX_LIST_VALUES) and pages, so a chain of
+        items, values (GARDENER_MAX_LIST_VALUES) and pages (kube/paging.py), so a chain of
         `continue` tokens that never ends is refused. Raises KubeError.
         """
-        items: list[dict[str, Any]] = []
         params = dict(query or {})
         params["limit"] = str(page_size)
-        max_pages = max(MIN_PAGES, 2 * -(-MAX_PAGED_ITEMS // page_size))
-        values = pages = 0
+        paged = PagedList(path, page_size, self.limits.max_list_values)
         while True:
             page, page_values = await self._page(path, params, accept, request_timeout_seconds)
-            pages += 1
-            values += page_values
-            if values > self.limits.max_list_values:
-                raise TooLarge(
-                    f"GET {path}: more than {self.limits.max_list_values:,} JSON values across its {pages} pages"
-                    " (GARDENER_MAX_LIST_VALUES); refused"
-                )
-            batch = page.get("items") or []
-            if not isinstance(batch, list):
-                raise BadResponse(f"GET {path}: the list's items are not an array")
-            items.extend(batch)
-            if len(items) > MAX_PAGED_ITEMS:
-                raise TooLarge(f"GET {path}: more than {MAX_PAGED_ITEMS} items across its pages; refused")
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return items
-            if pages >= max_pages:
-                raise TooLarge(f"GET {path}: still a continue token after {pages} pages of {page_size}; refused")
-            params["continue"] = str(token)
+            token = paged.add(page, page_values)
+            if token is None:
+                return paged.items
+            params["continue"] = token
 
     async def _page(
         self, path: str, params: Mapping[str, str], accept: str, request_timeout_seconds: float | None
@@ -383,11 +353,12 @@ class KubeClient:
                 self.bytes_read += len(chunk)
                 if len(raw) > limit:
                     raise too_large(what, limit, bound)
+        values_bound = "a garden page's bound" if max_values == GARDEN_PAGE_VALUES else "one object's bound"
         count = None
         if counted is not None:
             count = count_values(raw)
             counted.append(count)
-        parsed = loads_bounded(raw, max_values=max_values, what=what, bound=_values_bound(max_values), count=count)
+        parsed = loads_bounded(raw, max_values=max_values, what=what, bound=values_bound, count=count)
         if not isinstance(parsed, dict):
             raise BadResponse(f"{what}: the body is not a JSON object")
         return parsed
@@ -424,21 +395,3 @@ class KubeClient:
         finally:
             response.close()
         raise translate.status_error(response.status, response.reason or "", detail, what)
-
-
-def _values_bound(max_values: int) -> str:
-    return "a garden page's bound" if max_values == GARDEN_PAGE_VALUES else "one object's bound"
-
-
-def _list_meta(rest: Mapping[str, Any], what: str) -> ListMeta:
-    if rest.get("kind") == "Status":
-        raise BadResponse(f"{what}: got a Status instead of a list: {truncate(str(rest.get('message', '')))}")
-    meta = rest.get("metadata") or {}
-    if not isinstance(meta, dict):
-        raise BadResponse(f"{what}: the list's metadata is not an object")
-    out: ListMeta = {}
-    if isinstance(meta.get("resourceVersion"), str):
-        out["resourceVersion"] = meta["resourceVersion"]
-    if isinstance(meta.get("remainingItemCount"), int):
-        out["remainingItemCount"] = meta["remainingItemCount"]
-    return out

@@ -3,17 +3,13 @@
 Tests in the same process call these methods directly; the demo and the soak reach the same
 methods through the HTTP endpoint `/_sim/actions/<name>` (see `sim/control/endpoint.py`). The server runs on
 its own event loop (usually in a background thread), and the world must only change between two
-steps of that loop, so every method that touches the world is marshalled onto it and waits for
-the result. Called on the loop itself (by the HTTP endpoint), it runs directly.
+steps of that loop, so every method that touches the world is marshalled onto it
+(sim/control/marshal.py). The actions that change shoots live in sim/control/shoot_changes.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import threading
-from collections.abc import Callable
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
 from sim.api.credentials.kubeconfig import Json, kubeconfig
 from sim.api.credentials.tokens import TokenKind
@@ -22,45 +18,15 @@ from sim.api.faults.injected import Fault, FaultKind
 from sim.api.machinery.kinds import CERTIFICATES, SHOOT_KINDS
 from sim.api.requestlog import GARDEN, LoggedRequest
 from sim.api.server import PROMETHEUS
-from sim.api.simulator import MIN_KUBECONFIG_SECONDS, Simulator
+from sim.api.simulator import MIN_KUBECONFIG_SECONDS
 from sim.control.expected import ExpectedShoot, expected_shoot
+from sim.control.marshal import on_loop
+from sim.control.shoot_changes import ShootChanges
 from sim.world.shoots import ShootState
 
-P = ParamSpec("P")
-T = TypeVar("T")
-CALL_TIMEOUT_SECONDS = 60.0
 
-
-def on_loop(method: Callable[Concatenate[SimControl, P], T]) -> Callable[Concatenate[SimControl, P], T]:
-    """Run the method on the simulator's event loop, waiting for its result."""
-
-    def wrapper(self: SimControl, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        return self._run(functools.partial(method, self, *args, **kwargs))
-
-    functools.update_wrapper(wrapper, method)
-    return wrapper
-
-
-class SimControl:
+class SimControl(ShootChanges):
     """Everything a test, the demo or the soak may do to the running simulator."""
-
-    def __init__(self, sim: Simulator) -> None:
-        self.sim = sim
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread: int | None = None
-
-    def bind_loop(self, loop: asyncio.AbstractEventLoop, thread_id: int) -> None:
-        self._loop, self._loop_thread = loop, thread_id
-
-    def _run(self, call: Callable[[], T]) -> T:
-        loop = self._loop
-        if loop is None or not loop.is_running() or threading.get_ident() == self._loop_thread:
-            return call()
-
-        async def on_the_loop() -> T:
-            return call()
-
-        return asyncio.run_coroutine_threadsafe(on_the_loop(), loop).result(CALL_TIMEOUT_SECONDS)
 
     # --- the whole simulator ------------------------------------------------------------------
 
@@ -231,138 +197,6 @@ class SimControl:
     def monitoring_password(self, key: str) -> str:
         """The shoot's current monitoring password (what its secret holds), for a test's own Prometheus."""
         return self.sim.monitoring.password(self.sim.world.require_shoot(key))
-
-    # --- changing shoots -----------------------------------------------------------------------
-
-    @on_loop
-    def scale_pool(self, key: str, worker: str, nodes: int) -> None:
-        """Run `nodes` nodes in a worker pool (a pool unknown to the database if the name is new)."""
-        self.sim.world.scale_pool(key, worker, nodes)
-
-    @on_loop
-    def scale_pool_after_queries(self, key: str, worker: str, nodes: int, *, queries: int = 1) -> None:
-        """`scale_pool` once the shoot's Prometheus answered `queries` more queries: a change that lands
-        between two queries of one collection, deterministically (in-process tests; not over HTTP)."""
-        self.sim.world.require_shoot(key)
-        self.sim.monitoring.history.after_queries(key, queries, lambda: self.sim.world.scale_pool(key, worker, nodes))
-
-    @on_loop
-    def add_pods(self, key: str, namespace: str, count: int, phase: str = "Running") -> list[str]:
-        return self.sim.world.add_pods(key, namespace, count, phase)
-
-    @on_loop
-    def remove_pods(self, key: str, namespace: str, count: int) -> list[str]:
-        return self.sim.world.remove_pods(key, namespace, count)
-
-    @on_loop
-    def set_pod_phase(self, key: str, namespace: str, name: str, phase: str) -> None:
-        self.sim.world.contents(key).set_pod_phase(namespace, name, phase)
-
-    @on_loop
-    def add_namespace(self, key: str, name: str, *, namespace_id: str | None = None, pods: int = 0) -> None:
-        self.sim.world.add_namespace(key, name, namespace_id=namespace_id, pods=pods)
-
-    @on_loop
-    def remove_namespace(self, key: str, name: str) -> None:
-        self.sim.world.remove_namespace(key, name)
-
-    @on_loop
-    def delete_shoot(self, key: str) -> None:
-        self.sim.world.delete_shoot(key)
-
-    @on_loop
-    def recreate_shoot(self, key: str) -> str:
-        """Delete and create the shoot again; returns its new uid."""
-        return self.sim.world.recreate_shoot(key).uid
-
-    @on_loop
-    def add_shoot(
-        self,
-        project: str,
-        name: str,
-        *,
-        cluster_label: str,
-        organization_label: str,
-        kubernetes_version: str = "1.31.4",
-        region: str = "local",
-    ) -> str:
-        """A shoot the fleet does not describe; returns its key."""
-        shoot = self.sim.world.add_shoot(
-            project,
-            name,
-            cluster_label=cluster_label,
-            organization_label=organization_label,
-            kubernetes_version=kubernetes_version,
-            region=region,
-        )
-        return shoot.key
-
-    @on_loop
-    def add_project(self, name: str, *, namespace: str | None = None, organization_label: str | None = None) -> None:
-        """A Gardener project the fleet does not describe (namespace default `garden-<name>`); `add_shoot`
-        with its name puts a shoot in its namespace."""
-        self.sim.world.add_project(name, namespace=namespace, organization_label=organization_label)
-
-    @on_loop
-    def set_kubernetes_version(self, key: str, version: str) -> None:
-        self.sim.world.set_kubernetes_version(key, version)
-
-    @on_loop
-    def bump_version(self, key: str) -> str:
-        """Upgrade to the next minor version; returns it."""
-        return self.sim.world.bump_minor_version(key).kubernetes_version
-
-    @on_loop
-    def hibernate(self, key: str, hibernated: bool = True) -> None:
-        self.sim.world.set_hibernated(key, hibernated)
-
-    @on_loop
-    def set_last_operation(self, key: str, operation: str, state: str) -> None:
-        self.sim.world.set_last_operation(key, operation, state)
-
-    @on_loop
-    def set_control_plane_healthy(self, key: str, healthy: bool) -> None:
-        self.sim.world.set_control_plane_healthy(key, healthy)
-
-    @on_loop
-    def set_labels(self, key: str, *, cluster_label: str | None = None, organization_label: str | None = None) -> None:
-        self.sim.world.set_labels(key, cluster_label=cluster_label, organization_label=organization_label)
-
-    @on_loop
-    def set_cluster_labelled(self, key: str, labelled: bool) -> None:
-        """Remove the shoot's cluster-id label (labelled=False) or put it back."""
-        self.sim.world.set_cluster_labelled(key, labelled)
-
-    @on_loop
-    def set_worker(
-        self,
-        key: str,
-        name: str,
-        *,
-        machine_type: str | None = None,
-        minimum: int | None = None,
-        maximum: int | None = None,
-    ) -> None:
-        """Change (or add) a pool of the shoot's `spec.provider.workers`; its nodes follow only `scale_pool`."""
-        self.sim.world.set_worker(key, name, machine_type=machine_type, minimum=minimum, maximum=maximum)
-
-    @on_loop
-    def remove_worker(self, key: str, name: str) -> None:
-        self.sim.world.remove_worker(key, name)
-
-    @on_loop
-    def set_extension(self, key: str, kind: str, disabled: bool = False) -> None:
-        """Ask for an extension in the shoot's `spec.extensions` (`disabled`: turn it off)."""
-        self.sim.world.set_extension(key, kind, disabled=disabled)
-
-    @on_loop
-    def remove_extension(self, key: str, kind: str) -> None:
-        self.sim.world.remove_extension(key, kind)
-
-    @on_loop
-    def set_addon(self, key: str, name: str, enabled: bool = True) -> None:
-        """Enable or disable one of the shoot's `spec.addons` (e.g. nginxIngress)."""
-        self.sim.world.set_addon(key, name, enabled)
 
 
 # What the HTTP endpoint may call, by name (an explicit list: nothing else is reachable over HTTP).

@@ -19,9 +19,10 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from collector.inventory.loop import ClusterResult, InventoryLoop
+from collector.inventory.loop import InventoryLoop
 from collector.inventory.metrics import REGISTRY
 from collector.inventory.reading import ClusterRow, Reading
+from collector.inventory.results import ClusterResult
 from collector.inventory.shards import in_shard, shard_of
 from collector.inventory.sources import SOURCES, Discovered
 from collector.kube.errors import Forbidden

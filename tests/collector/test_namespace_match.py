@@ -12,10 +12,10 @@ from uuid import UUID, uuid4
 
 import pytest
 
-from collector.inventory.loop import ClusterResult, RoundSummary
 from collector.inventory.namespaces import AMBIGUOUS, NOT_FOUND, RENAMED, NamespaceRow, count_namespaces
 from collector.inventory.reading import ClusterRow, Reading
 from collector.inventory.report import print_summary
+from collector.inventory.results import ClusterResult, RoundSummary
 from collector.kube.errors import BadResponse
 from collector.prometheus.queries import vector
 from common.naming import namespace_name

@@ -13,7 +13,7 @@ from uuid import UUID
 import pytest
 from psycopg.rows import dict_row
 
-from collector.inventory.loop import ClusterResult
+from collector.inventory.results import ClusterResult
 from common.naming import worker_name
 from sim.api.credentials.tokens import TokenKind
 from sim.control.expected import ExpectedShoot
