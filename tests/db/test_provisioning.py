@@ -9,6 +9,7 @@ Fundament's own poller writes (its messages, its unknown operations) reads as th
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from uuid import UUID, uuid4
 
@@ -18,7 +19,7 @@ import pytest
 from common import clusterstatus
 from db import provisioning
 from fleet_description.model import SyncSpec
-from tests.fixtures.postgres import TestDatabase
+from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 SHOOT_STATUSES = (
@@ -77,9 +78,19 @@ CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def states_database(pg_server: PgServer, pg_template: str) -> Iterator[TestDatabase]:
+    """One database for the hundreds of state cases: each writes an organization and a cluster of its own."""
+    db = clone_database(pg_server, pg_template)
+    try:
+        yield db
+    finally:
+        drop_database(db)
+
+
 @pytest.mark.parametrize(("shoot_status", "sync_status", "operation", "ever"), CASES)
 def test_every_state_reads_back_as_written(
-    database: TestDatabase, shoot_status: str, sync_status: str, operation: str | None, ever: bool
+    states_database: TestDatabase, shoot_status: str, sync_status: str, operation: str | None, ever: bool
 ) -> None:
     spec = SyncSpec(
         sync_status=sync_status,
@@ -92,7 +103,7 @@ def test_every_state_reads_back_as_written(
         sync_error="apply failed" if sync_status in ("retrying", "failed") else None,
         shoot_message="Waiting for the workers",
     )
-    with database.admin() as conn:
+    with states_database.admin() as conn:
         cluster = new_cluster(conn)
         provisioning.write_sync_state(conn, cluster, spec)
         got = read_back(conn, cluster)
