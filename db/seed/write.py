@@ -168,7 +168,12 @@ def _copy(cur: psycopg.Cursor[Any], table: str, rows: Iterable[tuple[Any, ...]])
 
 
 def _write_batch(cur: psycopg.Cursor[Any], batch: Sequence[FleetPart]) -> WrittenCounts:
-    counts = {table: _copy(cur, table, (row for part in batch for row in ROWS[table](part))) for table in COLUMNS}
+    counts: dict[str, int] = {}
+    for table in COLUMNS:
+        counts[table] = _copy(cur, table, (row for part in batch for row in ROWS[table](part)))
+        # Fundament's row triggers on the next tables look this one up through plans cached in the session;
+        # statistics from before the write call it empty (ANALYZE counts this transaction's own rows).
+        _analyze(cur, [table])
     return WrittenCounts(**counts)
 
 
