@@ -17,8 +17,8 @@ stack logs, the median over rotating rounds. Targets, ratios of medians:
 
 Also printed: the ledger's rows, rows per cluster per month, its size (table and indexes) and bytes per
 row, and one organization's month at daily steps, for context. `--organizations 100` or `1000` runs on
-1% or 10% of the scale fleet (built in seconds or minutes instead of the better part of an hour on a
-busy machine): a page's cost depends on its organizations' rows, not on the fleet's size.
+1% or 10% of the scale fleet (built in seconds instead of the quarter of an hour the scale world and its
+ledger take): a page's cost depends on its organizations' rows, not on the fleet's size.
 """
 
 from __future__ import annotations
