@@ -249,13 +249,12 @@ def _listing_refreshed_once(cur: psycopg.Cursor[Any]) -> Iterator[None]:
     square of its size (10,000 clusters took 4 minutes). They are switched off for this transaction only
     (the seed owns the model it writes, which is empty; ALTER TABLE is transactional), and the refresh
     they call runs once over every cluster at the end, so the listing is what they would have left.
-    The tables are analyzed first (ANALYZE counts the transaction's own rows), so that refresh and
-    whatever the caller writes next in this session plan with the fleet's real sizes.
+    The model's tables were analyzed batch by batch (`_write_batch`); the listing's are analyzed after
+    the refresh, so whatever the caller writes next in this session plans with the fleet's real sizes.
     """
     _set_triggers(cur, "DISABLE")
     yield
     _set_triggers(cur, "ENABLE")
-    _analyze(cur, COLUMNS)
     cur.execute("SELECT tenant.refresh_cluster_listing(ARRAY(SELECT c.id FROM tenant.clusters AS c))")
     _analyze(cur, LISTING_TABLES)
 

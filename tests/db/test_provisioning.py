@@ -19,7 +19,7 @@ import pytest
 from common import clusterstatus
 from db import provisioning
 from fleet_description.model import SyncSpec
-from tests.fixtures.postgres import PgServer, TestDatabase, clone_database, drop_database
+from tests.fixtures.postgres import PgServer, TestDatabase, cloned
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 SHOOT_STATUSES = (
@@ -81,11 +81,8 @@ CASES = [
 @pytest.fixture(scope="module")
 def states_database(pg_server: PgServer, pg_template: str) -> Iterator[TestDatabase]:
     """One database for the hundreds of state cases: each writes an organization and a cluster of its own."""
-    db = clone_database(pg_server, pg_template)
-    try:
+    with cloned(pg_server, pg_template) as db:
         yield db
-    finally:
-        drop_database(db)
 
 
 @pytest.mark.parametrize(("shoot_status", "sync_status", "operation", "ever"), CASES)
